@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# fastremap: the module, the tests, installation. See README.md.
+
+VERSION := $(shell cat VERSION)
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+PREFIX ?= /usr/local
+DESTDIR ?=
+UDEVDIR ?= /etc/udev/rules.d
+BUILD ?= build
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
+
+# In-VM test programs are static: the guest has no libc of its own.
+VM_TESTS := t_device t_unload
+HOST_TESTS := t_ibt_unit
+
+all: module tests
+
+# The module builds against the running kernel's headers when they exist;
+# a machine without them (such as a build host) skips it with a note.
+module:
+	@if [ -d "$(KDIR)" ]; then \
+		$(MAKE) -C module KDIR=$(KDIR); \
+	else \
+		echo "note: no kernel headers at $(KDIR): module not built (set KDIR=...)"; \
+	fi
+
+tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS))
+
+$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h uapi/linux/fastremap.h module/ibt.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) $(if $(filter $*,$(patsubst t_%,%,$(VM_TESTS))),-static) -o $@ $<
+
+# The whole suite on three kernels under QEMU; installs what it needs.
+check:
+	scripts/deps.sh
+	scripts/prepare-kernels.sh
+	tests/run.sh
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/module INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	install -D -m 0644 uapi/linux/fastremap.h $(DESTDIR)$(PREFIX)/include/linux/fastremap.h
+	install -D -m 0644 udev/60-fastremap.rules $(DESTDIR)$(UDEVDIR)/60-fastremap.rules
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/fastremap.ko \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/fastremap.ko
+	rm -f $(DESTDIR)$(PREFIX)/include/linux/fastremap.h
+	rm -f $(DESTDIR)$(UDEVDIR)/60-fastremap.rules
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+# DKMS: stage the module's sources under /usr/src and let dkms build and
+# install them for every kernel it manages.
+dkms-install:
+	bash -c '. scripts/common.sh && fr_stage_src /usr/src/fastremap-$(VERSION)'
+	dkms add -m fastremap -v $(VERSION)
+	dkms install -m fastremap -v $(VERSION)
+
+dkms-uninstall:
+	dkms remove -m fastremap -v $(VERSION) --all
+	rm -rf /usr/src/fastremap-$(VERSION)
+
+clean:
+	rm -rf $(BUILD)
+	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
+
+.PHONY: all module tests check install uninstall dkms-install dkms-uninstall clean

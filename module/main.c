@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fastremap: the misc device /dev/fastremap and its ioctls.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+#include <linux/string.h>
+#include <linux/device.h>
+#include <linux/fastremap.h>
+#include "compat.h"
+#include "symbols.h"
+
+#define FR_IOCTL_BIT(cmd)	BIT_ULL(_IOC_NR(cmd))
+#define FR_IOCTLS		FR_IOCTL_BIT(FASTREMAP_IOC_INFO)
+
+static u64 fr_features(void)
+{
+	u64 f = 0;
+
+	if (FR_PER_VMA_LOCK)
+		f |= FASTREMAP_FEAT_PER_VMA_LOCK;
+	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		f |= FASTREMAP_FEAT_THP;
+	if (IS_ENABLED(CONFIG_HAVE_MOVE_PUD))
+		f |= FASTREMAP_FEAT_MOVE_PUD;
+	return f;
+}
+
+/*
+ * Copies an extensible ioctl structure in: its first u32 is the caller's
+ * size. Fields the caller did not pass read as zero; a caller that sets
+ * fields this module does not know gets EINVAL, as does a size below the
+ * first published one.
+ */
+static int fr_copy_in(void *dst, size_t ksize, size_t minsize,
+		      void __user *src, u32 *usize)
+{
+	int ret;
+
+	if (get_user(*usize, (u32 __user *)src))
+		return -EFAULT;
+	if (*usize < minsize || *usize > PAGE_SIZE)
+		return -EINVAL;
+	ret = copy_struct_from_user(dst, ksize, src, *usize);
+	return ret == -E2BIG ? -EINVAL : ret;
+}
+
+static long fr_ioctl_info(void __user *uarg)
+{
+	struct fastremap_info info;
+	u32 usize;
+	int ret;
+
+	ret = fr_copy_in(&info, sizeof(info), FASTREMAP_INFO_SIZE_VER0, uarg,
+			 &usize);
+	if (ret)
+		return ret;
+	/* abi_version, features and ioctls are outputs; their input is ignored. */
+	if (info.flags || info.__pad0 ||
+	    memchr_inv(info.reserved, 0, sizeof(info.reserved)))
+		return -EINVAL;
+
+	memset(&info, 0, sizeof(info));
+	info.size = min_t(u32, usize, sizeof(info));
+	info.abi_version = FASTREMAP_ABI_VERSION;
+	info.features = fr_features();
+	info.ioctls = FR_IOCTLS;
+	if (copy_to_user(uarg, &info, info.size))
+		return -EFAULT;
+	return 0;
+}
+
+static long fr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	/*
+	 * Dispatch on type, number and direction, not size: structures grow
+	 * through their size field, so the size bits of a newer caller's
+	 * command may differ from ours.
+	 */
+	if (_IOC_TYPE(cmd) != FASTREMAP_IOC_MAGIC)
+		return -ENOTTY;
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(FASTREMAP_IOC_INFO):
+		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_INFO))
+			return -ENOTTY;
+		return fr_ioctl_info(uarg);
+	}
+	return -ENOTTY;
+}
+
+static const struct file_operations fr_fops = {
+	/* An open file pins the module: rmmod is refused while one exists. */
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = fr_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static ssize_t symbols_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return fr_symbols_show(buf, PAGE_SIZE);
+}
+static DEVICE_ATTR_RO(symbols);
+
+static struct attribute *fr_attrs[] = {
+	&dev_attr_symbols.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(fr);
+
+static struct miscdevice fr_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "fastremap",
+	.fops = &fr_fops,
+	/*
+	 * Root only by default: the device rewrites page tables. Sites grant
+	 * a group access with the udev rule shipped in udev/.
+	 */
+	.mode = 0600,
+	.groups = fr_groups,
+};
+
+static int __init fr_init(void)
+{
+	int ret;
+
+	ret = fr_symbols_resolve();
+	if (ret)
+		goto err;
+	ret = misc_register(&fr_misc);
+	if (ret) {
+		pr_err("cannot register /dev/fastremap: %d\n", ret);
+		goto err;
+	}
+	pr_info("ready: ABI %u, features %#llx\n", FASTREMAP_ABI_VERSION,
+		fr_features());
+	return 0;
+err:
+	return ret;
+}
+
+static void __exit fr_exit(void)
+{
+	misc_deregister(&fr_misc);
+}
+
+module_init(fr_init);
+module_exit(fr_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The fastremap developers");
+MODULE_DESCRIPTION("Relocate page-table entries with one TLB flush per call");
+MODULE_VERSION(FR_VERSION);

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds fastremap.ko for one suite's kernel, with that kernel's headers and
+# compiler, into $FR_BUILD/SUITE/fastremap.ko. Usage: build-module.sh SUITE
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+suite=$1
+root=$(fr_root "$suite")
+kver=$(fr_kver "$root")
+[ -n "$kver" ] || fr_die "$suite: no kernel; run scripts/prepare-kernels.sh"
+out="$FR_BUILD/$suite"
+mkdir -p "$out"
+
+# The sources are staged inside the build root so a chroot can see them.
+rel=/var/tmp/fastremap-build
+[ "$suite" = bookworm ] && rel="$out/src"
+stage="${root%/}$rel"
+fr_stage_src "$stage"
+if ! fr_in_root "$suite" make -C "$rel/module" KDIR="/lib/modules/$kver/build" \
+	>"$out/build.log" 2>&1; then
+	tail -n 40 "$out/build.log" >&2
+	fr_die "$suite: module build failed (log: $out/build.log)"
+fi
+cp "$stage/module/fastremap.ko" "$out/fastremap.ko"
+cp "$stage/module/compat-generated.h" "$out/compat-generated.h"
+echo "$kver" >"$out/kver"
+grep -E 'warning:' "$out/build.log" >&2 && fr_die "$suite: compiler warnings" || true
+fr_log "$suite: built fastremap.ko for $kver"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Kernel coding style: the module and the uapi header pass checkpatch.pl
+# (from Debian's linux-source-6.1, extracted once into the cache).
+# Prints a TAP stream, one case per file.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+cp_dir="$FR_CACHE/checkpatch"
+if [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
+	tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null)
+	[ -n "$tarball" ] || fr_die "linux-source-6.1 missing: run scripts/deps.sh"
+	mkdir -p "$cp_dir"
+	tar -xJf "$tarball" -C "$cp_dir" --strip-components=1 \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+fi
+cd "$FR_TOP"
+n=0 fail=0
+for f in module/*.c module/*.h module/probes/*.c uapi/linux/*.h; do
+	n=$((n + 1))
+	out=$(perl "$cp_dir/scripts/checkpatch.pl" --no-tree --terse -f "$f" 2>&1 |
+		grep -v "^total: 0 errors, 0 warnings")
+	if [ -z "$out" ]; then
+		echo "ok $n - checkpatch: $f"
+	else
+		echo "not ok $n - checkpatch: $f"
+		printf '# %s\n' "$out"
+		fail=$((fail + 1))
+	fi
+done
+echo "1..$n"
+exit $((fail > 0))

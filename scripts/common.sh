@@ -1,0 +1,69 @@
+# Sourced by the scripts in this folder. Where caches live and how to reach
+# Debian's mirror; nothing here names a host: the mirror is read from this
+# machine's apt configuration.
+
+FR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FR_CACHE=${FASTREMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fastremap}
+FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build}
+# The three kernels every feature is tested on, by Debian suite.
+FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
+
+fr_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+fr_die() { fr_log "error: $*"; exit 1; }
+
+# The Debian archive URI apt uses for bookworm on this machine.
+fr_mirror() {
+	local m
+	m=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 2>/dev/null |
+		awk '$1 == "bookworm" { print $2; exit }')
+	if [ -z "$m" ]; then
+		m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }')
+	fi
+	[ -n "$m" ] || fr_die "no bookworm source in the apt configuration"
+	printf '%s\n' "${m%/}"
+}
+
+# Newest kernel version installed under a root (/ or a chroot).
+fr_kver() {
+	local root=$1
+	ls "$root"/boot/vmlinuz-* 2>/dev/null | sed 's#.*/vmlinuz-##' | sort -V | tail -n 1
+}
+
+fr_chroot_dir() { printf '%s/chroot-%s\n' "$FR_CACHE" "$1"; }
+
+# The filesystem root whose kernel and headers a suite uses.
+fr_root() {
+	if [ "$1" = bookworm ]; then echo /; else fr_chroot_dir "$1"; fi
+}
+
+# Copies the module's sources (what DKMS and a kernel build need, nothing
+# built) into DEST.
+fr_stage_src() {
+	local dest=$1
+	rm -rf "$dest"
+	mkdir -p "$dest/module/probes" "$dest/uapi/linux"
+	cp "$FR_TOP"/VERSION "$FR_TOP"/dkms.conf "$FR_TOP"/LICENSE "$dest/"
+	cp "$FR_TOP"/module/*.c "$FR_TOP"/module/*.h "$FR_TOP"/module/Makefile \
+		"$FR_TOP"/module/Kbuild "$FR_TOP"/module/probe.sh "$dest/module/"
+	rm -f "$dest/module/compat-generated.h"
+	cp "$FR_TOP"/module/probes/*.c "$dest/module/probes/"
+	cp "$FR_TOP"/uapi/linux/*.h "$dest/uapi/linux/"
+}
+
+# Runs a command as root inside a suite's build root: the host itself for
+# bookworm, else its chroot with /proc mounted (7.x's objtool reads it).
+fr_in_root() {
+	local suite=$1 r
+	shift
+	if [ "$suite" = bookworm ]; then
+		"$@"
+		return
+	fi
+	r=$(fr_chroot_dir "$suite")
+	mountpoint -q "$r/proc" || mount -t proc proc "$r/proc"
+	local rc=0
+	chroot "$r" "$@" || rc=$?
+	umount "$r/proc" 2>/dev/null || umount -l "$r/proc" 2>/dev/null || true
+	return $rc
+}

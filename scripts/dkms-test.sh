@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Proves dkms.conf works: dkms add and dkms build for one suite's kernel,
+# inside that suite's build root, with private dkms trees so nothing of the
+# machine's own dkms state is touched. Prints a TAP stream.
+# Usage: dkms-test.sh SUITE
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+suite=$1
+root=$(fr_root "$suite")
+kver=$(fr_kver "$root")
+ver=$(cat "$FR_TOP/VERSION")
+base=/var/tmp/fastremap-dkms
+hostbase="${root%/}$base"
+rm -rf "$hostbase"
+mkdir -p "$hostbase/tree" "$hostbase/src"
+fr_stage_src "$hostbase/src/fastremap-$ver"
+log="$FR_BUILD/$suite/dkms.log"
+mkdir -p "$FR_BUILD/$suite"
+dk() { fr_in_root "$suite" dkms --dkmstree "$base/tree" --sourcetree "$base/src" "$@"; }
+
+n=0 fail=0
+t() { # t DESCRIPTION COMMAND...
+	local d=$1
+	shift
+	n=$((n + 1))
+	if "$@" >>"$log" 2>&1; then
+		echo "ok $n - $suite: $d"
+	else
+		echo "not ok $n - $suite: $d (log: $log)"
+		fail=$((fail + 1))
+	fi
+}
+: >"$log"
+t "dkms.conf version matches VERSION" grep -q "PACKAGE_VERSION=\"$ver\"" "$FR_TOP/dkms.conf"
+t "dkms add" dk add -m fastremap -v "$ver"
+t "dkms build for $kver" dk build -m fastremap -v "$ver" -k "$kver"
+t "dkms built fastremap.ko" sh -c "ls $hostbase/tree/fastremap/$ver/$kver/*/module/fastremap.ko*"
+t "dkms remove" dk remove -m fastremap -v "$ver" --all
+rm -rf "$hostbase"
+echo "1..$n"
+exit $((fail > 0))

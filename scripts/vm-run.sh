@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Boots one suite's kernel under QEMU (software emulation) with the module
+# and the test programs in an initramfs; the serial console is the output.
+# Usage: vm-run.sh SUITE TESTBIN_DIR LOG [TEST...]
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+suite=$1 bindir=$2 log=$3
+shift 3
+root=$(fr_root "$suite")
+kver=$(cat "$FR_BUILD/$suite/kver")
+vmlinuz="${root%/}/boot/vmlinuz-$kver"
+[ -r "$vmlinuz" ] || fr_die "$suite: no $vmlinuz"
+
+stage="$FR_BUILD/$suite/initramfs"
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/tests"
+cp /bin/busybox "$stage/bin/busybox"
+cp "$FR_TOP/tests/guest/init" "$stage/init"
+chmod 755 "$stage/init"
+cp "$FR_BUILD/$suite/fastremap.ko" "$stage/"
+: >"$stage/tests/order"
+for t in "$@"; do
+	cp "$bindir/$t" "$stage/tests/"
+	echo "$t" >>"$stage/tests/order"
+done
+(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$FR_BUILD/$suite/initrd.gz"
+
+# panic=-1 with -no-reboot: a panic ends QEMU at once instead of hanging.
+timeout "${FASTREMAP_VM_TIMEOUT:-600}" qemu-system-x86_64 \
+	-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -cpu max -nographic -no-reboot \
+	-kernel "$vmlinuz" -initrd "$FR_BUILD/$suite/initrd.gz" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=madvise" \
+	</dev/null 2>&1 | tr -d '\r' >"$log" || true

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The test suite: host tests, then for each kernel (Debian 12, 13,
+# unstable) a DKMS build and a QEMU boot running every in-VM test program.
+# Prints TAP per program, a summary per kernel, and last the line
+# "N passed, N failed, N skipped" over everything. Exits non-zero on any
+# failure. Run as root (chroots, mounts, dkms). See README.md.
+set -uo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+# The in-VM test programs, in order; t_unload must stay last.
+VM_TESTS=${FASTREMAP_VM_TESTS:-"t_device t_unload"}
+# Host tests: programs in build/bin, or scripts in scripts/.
+HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit checkpatch-test.sh"}
+# Kernel log lines that fail a run, wherever they appear in the guest's log.
+BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
+
+results="$FR_BUILD/results"
+mkdir -p "$results"
+tot_pass=0 tot_fail=0 tot_skip=0
+
+# count_tap FILE: adds the file's TAP results to the totals of this suite.
+count_tap() {
+	local p f s
+	p=$(grep -cE '^ok [0-9]+' "$1" | tr -d ' ')
+	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$1" | tr -d ' ')
+	f=$(grep -cE '^not ok [0-9]+' "$1" | tr -d ' ')
+	s_pass=$((s_pass + p - s)) s_fail=$((s_fail + f)) s_skip=$((s_skip + s))
+}
+
+# One harness check, counted like a test case.
+hcheck() { # hcheck OK? DESCRIPTION
+	h_n=$((h_n + 1))
+	if [ "$1" = 1 ]; then
+		echo "ok $h_n - $2"
+		s_pass=$((s_pass + 1))
+	else
+		echo "not ok $h_n - $2"
+		s_fail=$((s_fail + 1))
+	fi
+}
+
+finish_suite() { # finish_suite NAME
+	echo "# $1: $s_pass passed, $s_fail failed, $s_skip skipped"
+	summary+=("$1: $s_pass passed, $s_fail failed, $s_skip skipped")
+	tot_pass=$((tot_pass + s_pass)) tot_fail=$((tot_fail + s_fail))
+	tot_skip=$((tot_skip + s_skip))
+}
+
+summary=()
+fr_log "building userspace and test programs"
+if ! make -C "$FR_TOP" --no-print-directory tests >"$results/build-tests.log" 2>&1; then
+	tail -n 30 "$results/build-tests.log"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+bindir="$FR_BUILD/bin"
+
+# Host tests: no kernel module involved.
+s_pass=0 s_fail=0 s_skip=0
+for t in $HOST_TESTS; do
+	echo "# host/$t"
+	case $t in
+	*.sh) "$FR_TOP/scripts/$t" ;;
+	*) "$bindir/$t" ;;
+	esac | tee "$results/host-$t.tap"
+	count_tap "$results/host-$t.tap"
+done
+finish_suite host
+
+for suite in $FR_SUITES; do
+	s_pass=0 s_fail=0 s_skip=0 h_n=0
+	root=$(fr_root "$suite")
+	kver=$(fr_kver "$root")
+	echo "# ===== $suite ($kver)"
+	fr_log "$suite: building the module"
+	if ! "$FR_TOP/scripts/build-module.sh" "$suite"; then
+		hcheck 0 "$suite: module builds without warnings"
+		finish_suite "$suite"
+		continue
+	fi
+	hcheck 1 "$suite: module builds without warnings"
+
+	fr_log "$suite: dkms add/build"
+	echo "# $suite/dkms"
+	"$FR_TOP/scripts/dkms-test.sh" "$suite" >"$results/$suite-dkms.tap"
+	cat "$results/$suite-dkms.tap"
+	count_tap "$results/$suite-dkms.tap"
+
+	fr_log "$suite: booting $kver under QEMU"
+	log="$results/$suite-vm.log"
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	"$FR_TOP/scripts/vm-run.sh" "$suite" "$bindir" "$log" $VM_TESTS
+	fr_log "$suite: VM finished in $(($(date +%s) - start)) s"
+
+	hcheck "$(grep -q 'FR-KERNEL ' "$log" && echo 1)" "$suite: kernel booted"
+	for t in setup $VM_TESTS; do
+		sed -n "/^FR-BEGIN $t\$/,/^FR-END $t /p" "$log" | sed '1d' >"$results/$suite-$t.tap"
+		echo "# $suite/$t"
+		grep -v '^FR-END' "$results/$suite-$t.tap"
+		count_tap "$results/$suite-$t.tap"
+		rc=$(sed -n "s/^FR-END $t \([0-9]*\)$/\1/p" "$results/$suite-$t.tap")
+		hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: $t finished and exited 0 (${rc:-did not finish})"
+	done
+	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$results/$suite-dmesg.log"
+	bad=$(grep -E "$BAD_LOG" "$results/$suite-dmesg.log")
+	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
+	hcheck "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)" \
+		"$suite: guest kernel log captured and clean"
+	hcheck "$(grep -q '^FR-DONE$' "$log" && echo 1)" "$suite: VM ran to the end and powered off"
+	finish_suite "$suite"
+done
+
+echo "# ===== summary"
+for l in "${summary[@]}"; do echo "# $l"; done
+echo "$tot_pass passed, $tot_fail failed, $tot_skip skipped"
+[ "$tot_fail" = 0 ]

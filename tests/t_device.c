@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The device and its handshake: node, permissions, FASTREMAP_IOC_INFO and
+ * its error paths, concurrency. Runs as root inside the test VM with the
+ * module loaded.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/fastremap.h>
+#include "tap.h"
+
+#define KNOWN_FEATURES (FASTREMAP_FEAT_PER_VMA_LOCK | FASTREMAP_FEAT_THP | \
+			FASTREMAP_FEAT_MOVE_PUD)
+
+static int fd = -1;
+
+static void test_node(void)
+{
+	struct stat st;
+	char buf[4096];
+	FILE *f;
+	size_t n;
+
+	tap_ok(access("/sys/module/fastremap", F_OK) == 0, "module is loaded");
+	if (!tap_ok(stat(FASTREMAP_DEVICE, &st) == 0, "device node exists"))
+		return;
+	tap_ok(S_ISCHR(st.st_mode), "device node is a character device");
+	tap_ok((st.st_mode & 07777) == 0600,
+	       "device node mode is 0600 (got %04o)", st.st_mode & 07777);
+	tap_ok(st.st_uid == 0 && st.st_gid == 0,
+	       "device node owned by root:root (got %u:%u)", st.st_uid,
+	       st.st_gid);
+
+	f = fopen("/sys/class/misc/fastremap/symbols", "r");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	tap_ok(n > 0 && !strstr(buf, "missing") &&
+	       strstr(buf, "flush_tlb_mm_range resolved"),
+	       "sysfs lists every internal symbol as resolved");
+	tap_diag("symbols: %s", buf);
+}
+
+static void test_unprivileged(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int e;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		e = open(FASTREMAP_DEVICE, O_RDWR) < 0 ? errno : 0;
+		_exit(e == EACCES ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "an unprivileged user cannot open the device (EACCES)");
+}
+
+static struct fastremap_info good_info(void)
+{
+	struct fastremap_info i;
+
+	memset(&i, 0, sizeof(i));
+	i.size = sizeof(i);
+	return i;
+}
+
+static int thp_configured(void)
+{
+	return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+}
+
+static void test_info(void)
+{
+	struct fastremap_info i = good_info();
+	int ret = ioctl(fd, FASTREMAP_IOC_INFO, &i);
+
+	if (!tap_ok(ret == 0, "INFO succeeds (errno %s)", ret ? strerror(errno) : "-"))
+		return;
+	tap_ok(i.abi_version == FASTREMAP_ABI_VERSION, "INFO: ABI version %u",
+	       i.abi_version);
+	tap_ok(i.size == sizeof(i), "INFO: reports size %u", i.size);
+	tap_ok(!(i.features & ~KNOWN_FEATURES),
+	       "INFO: features %#llx are all known bits",
+	       (unsigned long long)i.features);
+	tap_ok(!!(i.features & FASTREMAP_FEAT_THP) == thp_configured(),
+	       "INFO: THP feature bit matches the kernel's THP support");
+	tap_ok(i.ioctls & (1ULL << _IOC_NR(FASTREMAP_IOC_INFO)),
+	       "INFO: lists itself among the supported ioctls (%#llx)",
+	       (unsigned long long)i.ioctls);
+	tap_ok(i.flags == 0 && i.__pad0 == 0 && !i.reserved[0] &&
+	       !i.reserved[1] && !i.reserved[2] && !i.reserved[3],
+	       "INFO: output leaves no stray data in flags, padding, reserved");
+
+	/* Outputs fed back as inputs are ignored: the struct can be reused. */
+	tap_ok(ioctl(fd, FASTREMAP_IOC_INFO, &i) == 0,
+	       "INFO accepts its own output back");
+}
+
+/* A caller built against a larger future struct, with a zero tail. */
+static void test_info_sizes(void)
+{
+	struct {
+		struct fastremap_info i;
+		uint64_t future[4];
+	} big;
+	struct fastremap_info small = good_info();
+
+	memset(&big, 0, sizeof(big));
+	big.i.size = sizeof(big);
+	tap_ok(ioctl(fd, FASTREMAP_IOC_INFO, &big) == 0 &&
+	       big.i.size == sizeof(struct fastremap_info) &&
+	       big.i.abi_version == FASTREMAP_ABI_VERSION,
+	       "INFO: larger struct with zero tail accepted, size says what was written");
+
+	big.i.size = sizeof(big);
+	big.future[3] = 1;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, &big), EINVAL,
+		  "INFO: larger struct with a non-zero unknown field -> EINVAL");
+
+	small.size = FASTREMAP_INFO_SIZE_VER0;
+	tap_ok(ioctl(fd, FASTREMAP_IOC_INFO, &small) == 0,
+	       "INFO: the first published size is accepted");
+}
+
+struct bad_case {
+	const char *name;
+	void (*mutate)(struct fastremap_info *i);
+	int want;
+};
+
+static void m_size0(struct fastremap_info *i) { i->size = 0; }
+static void m_size_small(struct fastremap_info *i) { i->size = FASTREMAP_INFO_SIZE_VER0 - 8; }
+static void m_size_huge(struct fastremap_info *i) { i->size = 1u << 20; }
+static void m_size_max(struct fastremap_info *i) { i->size = UINT32_MAX; }
+static void m_flags(struct fastremap_info *i) { i->flags = 1; }
+static void m_flags_high(struct fastremap_info *i) { i->flags = 1u << 31; }
+static void m_pad(struct fastremap_info *i) { i->__pad0 = 1; }
+static void m_res0(struct fastremap_info *i) { i->reserved[0] = 1; }
+static void m_res3(struct fastremap_info *i) { i->reserved[3] = 1ULL << 63; }
+
+static const struct bad_case bad_cases[] = {
+	{ "size 0", m_size0, EINVAL },
+	{ "size below the first published size", m_size_small, EINVAL },
+	{ "size above a page", m_size_huge, EINVAL },
+	{ "size UINT32_MAX", m_size_max, EINVAL },
+	{ "unknown flag bit 0", m_flags, EINVAL },
+	{ "unknown flag bit 31", m_flags_high, EINVAL },
+	{ "non-zero padding", m_pad, EINVAL },
+	{ "non-zero reserved[0]", m_res0, EINVAL },
+	{ "non-zero reserved[3]", m_res3, EINVAL },
+};
+
+static void test_bad_input(void)
+{
+	for (size_t k = 0; k < sizeof(bad_cases) / sizeof(bad_cases[0]); k++) {
+		struct fastremap_info i = good_info(), before;
+
+		bad_cases[k].mutate(&i);
+		before = i;
+		tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, &i), bad_cases[k].want,
+			  "INFO: %s -> %s", bad_cases[k].name,
+			  strerrorname_np(bad_cases[k].want));
+		tap_ok(!memcmp(&i, &before, sizeof(i)),
+		       "INFO: %s leaves the caller's struct untouched",
+		       bad_cases[k].name);
+	}
+}
+
+struct cmd_case {
+	const char *name;
+	unsigned long cmd;
+};
+
+static const struct cmd_case bad_cmds[] = {
+	{ "unknown ioctl number", _IOWR(FASTREMAP_IOC_MAGIC, 0x7f, struct fastremap_info) },
+	{ "another driver's magic", _IOWR('T', 0x00, struct fastremap_info) },
+	{ "INFO number with no direction", _IO(FASTREMAP_IOC_MAGIC, 0x00) },
+	{ "INFO number, read-only direction", _IOR(FASTREMAP_IOC_MAGIC, 0x00, struct fastremap_info) },
+	{ "TCGETS on the device", 0x5401 },
+};
+
+static void test_bad_cmds(void)
+{
+	for (size_t k = 0; k < sizeof(bad_cmds) / sizeof(bad_cmds[0]); k++) {
+		struct fastremap_info i = good_info();
+
+		tap_errno(ioctl(fd, bad_cmds[k].cmd, &i), ENOTTY, "%s -> ENOTTY",
+			  bad_cmds[k].name);
+	}
+}
+
+static void test_bad_pointers(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fastremap_info *edge, *ro;
+
+	tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, NULL), EFAULT, "INFO: NULL -> EFAULT");
+	tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, (void *)-4096L), EFAULT,
+		  "INFO: kernel address -> EFAULT");
+	tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, (void *)(uintptr_t)1), EFAULT,
+		  "INFO: unmapped low address -> EFAULT");
+
+	/* A struct whose tail runs into an unmapped page. */
+	munmap(m + page, page);
+	edge = (void *)(m + page - 16);
+	memset(edge, 0, 16);
+	edge->size = sizeof(*edge);
+	tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, edge), EFAULT,
+		  "INFO: struct crossing into an unmapped page -> EFAULT");
+
+	/* Valid input in read-only memory: the kernel cannot write the answer. */
+	ro = (void *)m;
+	*ro = good_info();
+	mprotect(m, page, PROT_READ);
+	tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, ro), EFAULT,
+		  "INFO: read-only struct -> EFAULT");
+	tap_ok(ro->abi_version == 0, "INFO: read-only struct left unchanged");
+	munmap(m, page);
+}
+
+#define THREADS 16
+#define CALLS 2000
+
+static void *info_worker(void *arg)
+{
+	long bad = 0;
+
+	(void)arg;
+	for (int k = 0; k < CALLS; k++) {
+		struct fastremap_info i = good_info();
+
+		if (ioctl(fd, FASTREMAP_IOC_INFO, &i) ||
+		    i.abi_version != FASTREMAP_ABI_VERSION)
+			bad++;
+	}
+	return (void *)bad;
+}
+
+static void test_threads(void)
+{
+	pthread_t t[THREADS];
+	long bad = 0;
+
+	for (int k = 0; k < THREADS; k++)
+		pthread_create(&t[k], NULL, info_worker, NULL);
+	for (int k = 0; k < THREADS; k++) {
+		void *r;
+
+		pthread_join(t[k], &r);
+		bad += (long)r;
+	}
+	tap_ok(bad == 0, "%d threads x %d concurrent INFO calls all correct (%ld bad)",
+	       THREADS, CALLS, bad);
+}
+
+int main(void)
+{
+	test_node();
+	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
+	if (!tap_ok(fd >= 0, "root opens the device"))
+		return tap_done();
+	test_unprivileged();
+	test_info();
+	test_info_sizes();
+	test_bad_input();
+	test_bad_cmds();
+	test_bad_pointers();
+	test_threads();
+	close(fd);
+	return tap_done();
+}
