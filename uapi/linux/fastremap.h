@@ -50,6 +50,45 @@ struct fastremap_info {
 /* Whole-PUD (1 GiB on x86-64) moves are possible on this kernel. */
 #define FASTREMAP_FEAT_MOVE_PUD		(1ULL << 2)
 
+/*
+ * FASTREMAP_IOC_REMAP: mremap(2) for the calling process, relocating whole
+ * page-table entries where alignment allows and issuing one range TLB
+ * flush for the relocation.
+ *
+ * In:  size, flags (none defined yet: zero), mremap_flags (MREMAP_MAYMOVE,
+ *      MREMAP_FIXED, MREMAP_DONTUNMAP), old_addr, old_size, new_size,
+ *      new_addr (read only with MREMAP_FIXED). Output fields are ignored
+ *      on input; reserved and __pad0 must be zero.
+ * Out: new_addr, where the memory now is; the moved_* counters and
+ *      tlb_flushes describe what this call did.
+ *
+ * Errors are those mremap(2) gives for the same call on the same kernel,
+ * and the caller's memory is unchanged after any of them, plus:
+ * EOPNOTSUPP: a case the module does not handle (hugetlb, PFN or I/O
+ *      mappings, userfaultfd-registered ranges, special mappings, KSM,
+ *      mlocked growth, in-place expansion, a plain shrink...): nothing was
+ *      changed; call mremap(2) instead.
+ */
+struct fastremap_remap {
+	__u32 size;
+	__u32 flags;
+	__u32 mremap_flags;
+	__u32 __pad0;
+	__u64 old_addr;
+	__u64 old_size;
+	__u64 new_size;
+	__u64 new_addr;
+	__u64 moved_pud;	/* whole PUD entries (1 GiB of PMDs) moved */
+	__u64 moved_pmd;	/* whole PTE tables (2 MiB of PTEs) moved */
+	__u64 moved_thp;	/* PMD-mapped huge pages moved whole */
+	__u64 moved_pte;	/* single PTEs moved */
+	__u64 tlb_flushes;	/* range TLB flushes the relocation issued */
+	__u64 reserved[3];
+};
+
+#define FASTREMAP_REMAP_SIZE_VER0	112
+
 #define FASTREMAP_IOC_INFO	_IOWR(FASTREMAP_IOC_MAGIC, 0x00, struct fastremap_info)
+#define FASTREMAP_IOC_REMAP	_IOWR(FASTREMAP_IOC_MAGIC, 0x01, struct fastremap_remap)
 
 #endif /* _UAPI_LINUX_FASTREMAP_H */
