@@ -4,15 +4,24 @@
  * here, decided by the Kbuild feature probes in probes/ (their answers are
  * in compat-generated.h), never by version numbers. Core code is written
  * against the newest API; older kernels get a shim of that API here.
+ *
+ * Include this header, not symbols.h: the types of the internal functions
+ * symbols.h resolves differ between kernels and are chosen here first,
+ * and the wrappers at the end call them.
  */
 #ifndef FASTREMAP_COMPAT_H
 #define FASTREMAP_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/huge_mm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/percpu_counter.h>
+#include <linux/security.h>
+#include <linux/rmap.h>
 #include "compat-generated.h"
 
-/* Per-VMA locks: write-lock a VMA before changing what it maps. */
+/* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
 #if defined(FR_HAVE_VMA_START_WRITE)
 #define FR_PER_VMA_LOCK IS_ENABLED(CONFIG_PER_VMA_LOCK)
 #else
@@ -20,6 +29,7 @@
 static inline void vma_start_write(struct vm_area_struct *vma) { }
 #endif
 
+/* vm_flags became read-only with modifiers in 6.3. */
 #if !defined(FR_HAVE_VM_FLAGS_SET)
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
@@ -33,6 +43,29 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 }
 #endif
 
+/* 7.x keeps the anon_vma lock helpers private: the lock is the root's rwsem. */
+#if !defined(FR_HAVE_ANON_VMA_LOCK_WRITE)
+static inline void anon_vma_lock_write(struct anon_vma *anon_vma)
+{
+	down_write(&anon_vma->root->rwsem);
+}
+
+static inline void anon_vma_unlock_write(struct anon_vma *anon_vma)
+{
+	up_write(&anon_vma->root->rwsem);
+}
+#endif
+
+/* mseal(2) (6.10+): sealed VMAs cannot be moved or unmapped. */
+static inline bool fr_vma_sealed(struct vm_area_struct *vma)
+{
+#ifdef VM_SEALED
+	return vma->vm_flags & VM_SEALED;
+#else
+	return false;
+#endif
+}
+
 /* Is kernel IBT enforced right now (built in, and the CPU enforces it)? */
 static inline bool fr_kernel_ibt_enforced(void)
 {
@@ -41,6 +74,189 @@ static inline bool fr_kernel_ibt_enforced(void)
 #else
 	return false;
 #endif
+}
+
+/*
+ * Types of the internal functions that no public header declares, or
+ * that headers hide from modules. The mremap(2) internals changed with
+ * the 7.x VMA-flags rework (probes/vma_flags_t.c explains the probe).
+ */
+typedef void (*fr_flush_tlb_mm_range_t)(struct mm_struct *mm,
+					 unsigned long start,
+					 unsigned long end,
+					 unsigned int stride_shift,
+					 bool freed_tables);
+typedef void (*fr_mm_fn_t)(struct mm_struct *mm);
+typedef void (*fr_vma_fn_t)(struct vm_area_struct *vma);
+#if defined(FR_HAVE_VMA_FLAGS_T)
+typedef struct vm_area_struct *(*fr_copy_vma_t)(struct vm_area_struct **vmap,
+						unsigned long addr,
+						unsigned long len,
+						pgoff_t pgoff,
+						bool *need_rmap_locks,
+						bool keep_source);
+typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm,
+				   const vma_flags_t *flags,
+				   unsigned long npages);
+/* 7.x checks a MREMAP_FIXED target before looking up the source. */
+#define FR_MREMAP_EARLY_TARGET_CHECKS 1
+/* 7.x resets an emptied DONTUNMAP source's pgoff, so it merges again. */
+#define FR_DONTUNMAP_RESETS_PGOFF 1
+#else
+typedef struct vm_area_struct *(*fr_copy_vma_t)(struct vm_area_struct **vmap,
+						unsigned long addr,
+						unsigned long len,
+						pgoff_t pgoff,
+						bool *need_rmap_locks);
+typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm, vm_flags_t flags,
+				   unsigned long npages);
+#define FR_MREMAP_EARLY_TARGET_CHECKS 0
+#define FR_DONTUNMAP_RESETS_PGOFF 0
+#endif
+
+#include "symbols.h"
+
+static inline struct vm_area_struct *
+fr_copy_vma(struct vm_area_struct **vmap, unsigned long addr,
+	    unsigned long len, pgoff_t pgoff, bool *need_rmap_locks,
+	    bool keep_source)
+{
+#if defined(FR_HAVE_VMA_FLAGS_T)
+	return fr_sym.copy_vma(vmap, addr, len, pgoff, need_rmap_locks,
+			       keep_source);
+#else
+	return fr_sym.copy_vma(vmap, addr, len, pgoff, need_rmap_locks);
+#endif
+}
+
+static inline bool fr_may_expand_vm(struct mm_struct *mm,
+				    struct vm_area_struct *vma,
+				    unsigned long npages)
+{
+#if defined(FR_HAVE_VMA_FLAGS_T)
+	vma_flags_t flags = vma->flags;
+
+	return fr_sym.may_expand_vm(mm, &flags, npages);
+#else
+	return fr_sym.may_expand_vm(mm, vma->vm_flags, npages);
+#endif
+}
+
+static inline void vm_stat_account_compat(struct mm_struct *mm,
+					  vm_flags_t flags, long npages)
+{
+	fr_sym.vm_stat_account(mm, flags, npages);
+}
+
+/* get_unmapped_area() became an inline over an internal function in 6.10. */
+static inline unsigned long fr_get_unmapped_area(struct file *file,
+						 unsigned long addr,
+						 unsigned long len,
+						 unsigned long pgoff,
+						 unsigned long flags)
+{
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+	return fr_sym.__get_unmapped_area(file, addr, len, pgoff, flags, 0);
+#else
+	return get_unmapped_area(file, addr, len, pgoff, flags);
+#endif
+}
+
+static inline void fr_split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd,
+				     unsigned long addr)
+{
+#if defined(FR_HAVE_SPLIT_HUGE_PMD_NO_FOLIO)
+	fr_sym.__split_huge_pmd(vma, pmd, addr, false);
+#else
+	fr_sym.__split_huge_pmd(vma, pmd, addr, false, NULL);
+#endif
+}
+
+/* The committed-memory counter's inline helpers use unexported data. */
+static inline void fr_vm_acct_memory(long pages)
+{
+	percpu_counter_add_batch(fr_sym.vm_committed_as, pages,
+				 *fr_sym.vm_committed_as_batch);
+}
+
+static inline void fr_vm_unacct_memory(long pages)
+{
+	fr_vm_acct_memory(-pages);
+}
+
+static inline int fr_max_map_count(void)
+{
+	return READ_ONCE(*fr_sym.sysctl_max_map_count);
+}
+
+/*
+ * mmu notifiers, as mmu_notifier_invalidate_range_start/_end() do it
+ * (those inlines call the unexported functions directly).
+ */
+static inline void fr_mmu_notifier_start(struct mmu_notifier_range *range,
+					 struct vm_area_struct *vma,
+					 unsigned long start,
+					 unsigned long end)
+{
+#if defined(FR_HAVE_MMU_NOTIFIER_RANGE_INIT_VMA)
+	mmu_notifier_range_init(range, MMU_NOTIFY_UNMAP, 0, vma, vma->vm_mm,
+				start, end);
+#else
+	mmu_notifier_range_init(range, MMU_NOTIFY_UNMAP, 0, vma->vm_mm, start,
+				end);
+#endif
+	might_sleep();
+	if (mm_has_notifiers(range->mm)) {
+		range->flags |= MMU_NOTIFIER_RANGE_BLOCKABLE;
+		fr_sym.__mmu_notifier_invalidate_range_start(range);
+	}
+}
+
+static inline void fr_mmu_notifier_end(struct mmu_notifier_range *range)
+{
+	if (!mm_has_notifiers(range->mm))
+		return;
+#if defined(FR_HAVE_MMU_NOTIFIER_END_ONLY_END)
+	fr_sym.__mmu_notifier_invalidate_range_end(range, false);
+#else
+	fr_sym.__mmu_notifier_invalidate_range_end(range);
+#endif
+}
+
+/*
+ * Could the VMA grow in place by @delta? mm/mremap.c's vma_expandable():
+ * mremap(2) grows in place when it can, which is not a move.
+ */
+static inline bool fr_vma_expandable(struct vm_area_struct *vma,
+				     unsigned long delta)
+{
+	unsigned long end = vma->vm_end + delta;
+
+	if (end < vma->vm_end)
+		return false;
+	if (find_vma_intersection(vma->vm_mm, vma->vm_end, end))
+		return false;
+	if (fr_get_unmapped_area(NULL, vma->vm_start, end - vma->vm_start, 0,
+				 MAP_FIXED) & ~PAGE_MASK)
+		return false;
+	return true;
+}
+
+/*
+ * After a MREMAP_DONTUNMAP move the source stays mapped, empty: mm/mremap.c
+ * drops its mlock and, when the whole VMA moved, its anon_vma links.
+ */
+static inline void fr_dontunmap_complete(struct vm_area_struct *vma,
+					 struct vm_area_struct *new_vma,
+					 unsigned long start, unsigned long len)
+{
+	vm_flags_clear(vma, VM_LOCKED | VM_LOCKONFAULT);
+	if (new_vma == vma || vma->vm_start != start ||
+	    vma->vm_end != start + len)
+		return;
+	fr_sym.unlink_anon_vmas(vma);
+	if (FR_DONTUNMAP_RESETS_PGOFF && vma_is_anonymous(vma) && !vma->vm_file)
+		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
 }
 
 #endif /* FASTREMAP_COMPAT_H */

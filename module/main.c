@@ -12,10 +12,11 @@
 #include <linux/device.h>
 #include <linux/fastremap.h>
 #include "compat.h"
-#include "symbols.h"
+#include "remap.h"
 
 #define FR_IOCTL_BIT(cmd)	BIT_ULL(_IOC_NR(cmd))
-#define FR_IOCTLS		FR_IOCTL_BIT(FASTREMAP_IOC_INFO)
+#define FR_IOCTLS		(FR_IOCTL_BIT(FASTREMAP_IOC_INFO) | \
+				 FR_IOCTL_BIT(FASTREMAP_IOC_REMAP))
 
 static u64 fr_features(void)
 {
@@ -36,7 +37,7 @@ static u64 fr_features(void)
  * fields this module does not know gets EINVAL, as does a size below the
  * first published one.
  */
-static int fr_copy_in(void *dst, size_t ksize, size_t minsize,
+int fr_copy_in(void *dst, size_t ksize, size_t minsize,
 		      void __user *src, u32 *usize)
 {
 	int ret;
@@ -90,6 +91,10 @@ static long fr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_INFO))
 			return -ENOTTY;
 		return fr_ioctl_info(uarg);
+	case _IOC_NR(FASTREMAP_IOC_REMAP):
+		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_REMAP))
+			return -ENOTTY;
+		return fr_ioctl_remap(uarg);
 	}
 	return -ENOTTY;
 }

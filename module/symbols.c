@@ -11,7 +11,7 @@
 #include <linux/moduleparam.h>
 #include <linux/uaccess.h>
 #include <linux/sysfs.h>
-#include "symbols.h"
+#include "compat.h"
 #include "ibt.h"
 
 struct fr_symbols fr_sym;
@@ -70,7 +70,7 @@ static unsigned long fr_lookup(const char *name)
 	return fr_kprobe_lookup(name);
 }
 
-static int fr_resolve_one(const char *name, void **slot)
+static int fr_resolve_one(const char *name, void **slot, bool data)
 {
 	unsigned long addr = fr_lookup(name);
 
@@ -79,7 +79,7 @@ static int fr_resolve_one(const char *name, void **slot)
 		       name);
 		return -ENXIO;
 	}
-	if (!fr_ibt_callable(addr)) {
+	if (!data && !fr_ibt_callable(addr)) {
 		pr_err("internal kernel symbol %s is sealed by kernel IBT (no ENDBR64); calling it would crash the kernel. Boot with ibt=off to use fastremap\n",
 		       name);
 		return -EOPNOTSUPP;
@@ -88,18 +88,37 @@ static int fr_resolve_one(const char *name, void **slot)
 	return 0;
 }
 
-#define FR_SYM(name) { #name, offsetof(struct fr_symbols, name) }
+#define FR_SYM(name) { #name, offsetof(struct fr_symbols, name), false }
+#define FR_DATA(name) { #name, offsetof(struct fr_symbols, name), true }
 
 static const struct {
 	const char *name;
 	size_t offset;
+	bool data;	/* not code: no ENDBR64 to check */
 } fr_sym_table[] = {
-	FR_SYM(flush_tlb_mm_range),
-	FR_SYM(__pte_alloc),
-	FR_SYM(__pmd_alloc),
+	FR_SYM(__p4d_alloc),
 	FR_SYM(__pud_alloc),
+	FR_SYM(__pmd_alloc),
+	FR_SYM(__pte_alloc),
+	FR_SYM(__split_huge_pmd),
+	FR_SYM(pgtable_trans_huge_deposit),
+	FR_SYM(pgtable_trans_huge_withdraw),
+	FR_SYM(flush_tlb_mm_range),
+	FR_SYM(flush_tlb_batched_pending),
 	FR_SYM(__mmu_notifier_invalidate_range_start),
 	FR_SYM(__mmu_notifier_invalidate_range_end),
+	FR_SYM(copy_vma),
+	FR_SYM(do_munmap),
+	FR_SYM(vm_stat_account),
+	FR_SYM(may_expand_vm),
+	FR_SYM(security_vm_enough_memory_mm),
+	FR_SYM(unlink_anon_vmas),
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+	FR_SYM(__get_unmapped_area),
+#endif
+	FR_DATA(vm_committed_as),
+	FR_DATA(vm_committed_as_batch),
+	FR_DATA(sysctl_max_map_count),
 };
 
 static void **fr_sym_slot(size_t i)
@@ -124,12 +143,13 @@ int fr_symbols_resolve(void)
 		pr_info("kallsyms_lookup_name is not callable here; resolving through kprobes\n");
 
 	for (i = 0; i < ARRAY_SIZE(fr_sym_table); i++) {
-		ret = fr_resolve_one(fr_sym_table[i].name, fr_sym_slot(i));
+		ret = fr_resolve_one(fr_sym_table[i].name, fr_sym_slot(i),
+				     fr_sym_table[i].data);
 		if (ret)
 			return ret;
 	}
 	if (extra_symbol)
-		return fr_resolve_one(extra_symbol, &extra);
+		return fr_resolve_one(extra_symbol, &extra, false);
 	return 0;
 }
 

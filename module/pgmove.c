@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Relocating page-table entries with one TLB flush.
+ *
+ * The kernel's mremap(2) flushes the TLB after every PTE table's worth of
+ * PTEs and after every PMD or PUD entry it moves, each time before it
+ * drops the page-table lock, because the page-table lock is all that keeps
+ * the rmap walkers (reclaim, migration, folio_mkclean(), truncation) away
+ * from the moved entries. Moving 1 GiB at PMD level costs it 512 flushes.
+ *
+ * This mover holds the reverse-map locks of the source VMA (i_mmap_rwsem
+ * and the anon_vma lock, both for write) across the whole relocation, so
+ * no rmap walker can see an entry between its move and the flush, and
+ * issues one flush at the end, before those locks are released. That is
+ * the difference from the single flush of the 2012 THP mremap patch
+ * (CVE-2018-18281): there the locks were dropped first.
+ *
+ * Page tables must not be allocated with reclaim allowed while the
+ * anon_vma lock is held for write: direct reclaim may wait on that very
+ * lock (the deferred-split shrinker does), and the kernel never does it
+ * either (see anon_vma_clone()). So the same walk runs twice: FR_PREPARE,
+ * without the rmap locks, allocates every destination table and splits
+ * every huge PMD that cannot move whole; FR_MOVE, under the rmap locks,
+ * moves and never allocates. If FR_MOVE finds the source changed since
+ * FR_PREPARE (a racing split or collapse), it stops; the caller flushes
+ * what was moved, drops the locks, and prepares the rest again.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/rmap.h>
+#include <linux/fs.h>
+#include <linux/sched.h>
+#include <linux/huge_mm.h>
+#include <linux/mmu_notifier.h>
+#include <asm/pgalloc.h>
+#include "compat.h"
+#include "symbols.h"
+#include "pgmove.h"
+
+enum fr_mode {
+	FR_PREPARE,
+	FR_MOVE,
+};
+
+/* Bytes from @addr to the next @size boundary of either address, or @end. */
+static unsigned long fr_extent(unsigned long size, unsigned long old_addr,
+			       unsigned long old_end, unsigned long new_addr)
+{
+	unsigned long mask = ~(size - 1), extent, next;
+
+	next = (old_addr + size) & mask;
+	/* A wrapped next gives a huge extent, cut back to old_end below. */
+	extent = next - old_addr;
+	if (extent > old_end - old_addr)
+		extent = old_end - old_addr;
+	next = (new_addr + size) & mask;
+	if (extent > next - new_addr)
+		extent = next - new_addr;
+	return extent;
+}
+
+/* A huge PMD, or a non-present one (THP migration or swap entry). */
+static bool fr_pmd_is_huge(pmd_t pmd)
+{
+	return !pmd_none(pmd) && (!pmd_present(pmd) || pmd_leaf(pmd));
+}
+
+/* The source's PUD entry for @addr if it points to a PMD table, else NULL. */
+static pud_t *fr_old_pud(struct mm_struct *mm, unsigned long addr)
+{
+	pgd_t *pgd = pgd_offset(mm, addr);
+	p4d_t *p4d;
+	pud_t *pud;
+
+	if (pgd_none(*pgd) || pgd_bad(*pgd))
+		return NULL;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d) || p4d_bad(*p4d))
+		return NULL;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(*pud) || pud_bad(*pud))
+		return NULL;
+	return pud;
+}
+
+/* The destination's PUD entry for @addr, allocating levels above it. */
+static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
+			 unsigned long addr)
+{
+	pgd_t *pgd = pgd_offset(m->mm, addr);
+	p4d_t *p4d;
+
+	if (pgd_none(*pgd)) {
+		if (mode == FR_MOVE || fr_sym.__p4d_alloc(m->mm, pgd, addr))
+			return NULL;
+	}
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d)) {
+		if (mode == FR_MOVE || fr_sym.__pud_alloc(m->mm, p4d, addr))
+			return NULL;
+	}
+	return pud_offset(p4d, addr);
+}
+
+static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
+			 unsigned long addr)
+{
+	if (pud_none(*pud)) {
+		if (mode == FR_MOVE || fr_sym.__pmd_alloc(m->mm, pud, addr))
+			return NULL;
+	}
+	if (pud_leaf(*pud))
+		return NULL;
+	return pmd_offset(pud, addr);
+}
+
+/* Moves a whole PMD table from one PUD entry to another. */
+static void fr_move_pud(struct fr_move *m, pud_t *old_pud, pud_t *new_pud)
+{
+	spinlock_t *old_ptl, *new_ptl;
+	pud_t pud;
+
+	old_ptl = pud_lock(m->mm, old_pud);
+	new_ptl = pud_lockptr(m->mm, new_pud);
+	if (new_ptl != old_ptl)
+		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	pud = *old_pud;
+	pud_clear(old_pud);
+	pud_populate(m->mm, new_pud, pud_pgtable(pud));
+	if (new_ptl != old_ptl)
+		spin_unlock(new_ptl);
+	spin_unlock(old_ptl);
+	m->stats.pud++;
+	m->moved = true;
+}
+
+/*
+ * Moves a whole PTE table. Returns false if the entry is no longer a
+ * table once its lock is held (khugepaged may have retracted it: then
+ * nothing is left to move, which the caller sees on its next read).
+ */
+static bool fr_move_pmd_table(struct fr_move *m, pmd_t *old_pmd,
+			      pmd_t *new_pmd)
+{
+	spinlock_t *old_ptl, *new_ptl;
+	bool moved = false;
+	pmd_t pmd;
+
+	old_ptl = pmd_lock(m->mm, old_pmd);
+	new_ptl = pmd_lockptr(m->mm, new_pmd);
+	if (new_ptl != old_ptl)
+		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	/* Re-check under the lock, as mm/mremap.c does since 2024. */
+	pmd = *old_pmd;
+	if (pmd_present(pmd) && !pmd_leaf(pmd) && pmd_none(*new_pmd)) {
+		pmd_clear(old_pmd);
+		pmd_populate(m->mm, new_pmd, pmd_pgtable(pmd));
+		moved = true;
+	}
+	if (new_ptl != old_ptl)
+		spin_unlock(new_ptl);
+	spin_unlock(old_ptl);
+	if (moved) {
+		m->stats.pmd++;
+		m->moved = true;
+	}
+	return moved;
+}
+
+static pmd_t fr_soft_dirty_pmd(pmd_t pmd)
+{
+#ifdef CONFIG_MEM_SOFT_DIRTY
+	if (pmd_present(pmd))
+		pmd = pmd_mksoft_dirty(pmd);
+	else
+		pmd = pmd_swp_mksoft_dirty(pmd);
+#endif
+	return pmd;
+}
+
+/*
+ * Moves a huge PMD (or its migration entry) whole. Returns false if it is
+ * no longer huge once its lock is held (split under us).
+ */
+static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
+			     unsigned long new_addr, pmd_t *old_pmd,
+			     pmd_t *new_pmd)
+{
+	spinlock_t *old_ptl, *new_ptl;
+	bool moved = false;
+	pgtable_t pgtable;
+	pmd_t pmd;
+
+	old_ptl = pmd_lock(m->mm, old_pmd);
+	new_ptl = pmd_lockptr(m->mm, new_pmd);
+	if (new_ptl != old_ptl)
+		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	if (fr_pmd_is_huge(*old_pmd) && pmd_none(*new_pmd)) {
+		pmd = pmdp_huge_get_and_clear(m->mm, old_addr, old_pmd);
+		/*
+		 * An anonymous THP carries a deposited PTE table for its
+		 * split; it lives with the PMD table's lock, so it follows
+		 * the THP to another PMD table.
+		 */
+		if (new_ptl != old_ptl && vma_is_anonymous(m->old_vma)) {
+			pgtable = fr_sym.pgtable_trans_huge_withdraw(m->mm,
+								     old_pmd);
+			fr_sym.pgtable_trans_huge_deposit(m->mm, new_pmd,
+							  pgtable);
+		}
+		set_pmd_at(m->mm, new_addr, new_pmd, fr_soft_dirty_pmd(pmd));
+		moved = true;
+	}
+	if (new_ptl != old_ptl)
+		spin_unlock(new_ptl);
+	spin_unlock(old_ptl);
+	if (moved) {
+		m->stats.thp++;
+		m->moved = true;
+	}
+	return moved;
+}
+
+static pte_t fr_soft_dirty_pte(pte_t pte)
+{
+#ifdef CONFIG_MEM_SOFT_DIRTY
+	if (pte_present(pte))
+		pte = pte_mksoft_dirty(pte);
+	else
+		pte = pte_swp_mksoft_dirty(pte);
+#endif
+	return pte;
+}
+
+/*
+ * Moves the PTEs of one extent between two PTE tables. Every kind of entry
+ * moves as it is: present pages (the zero page too), swap, migration and
+ * marker entries; only the soft-dirty bit is set, as mremap(2) sets it.
+ */
+static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
+			 unsigned long old_addr, unsigned long old_end,
+			 pmd_t *new_pmd, unsigned long new_addr)
+{
+	spinlock_t *old_ptl, *new_ptl;
+	pte_t *old_pte, *new_pte, pte;
+	pmd_t pmdval = READ_ONCE(*old_pmd);
+	unsigned long n = 0;
+
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
+		return;
+	old_ptl = pte_lockptr(m->mm, old_pmd);
+	spin_lock(old_ptl);
+	/* The table may have been retracted before we took its lock. */
+	if (!pmd_same(pmdval, READ_ONCE(*old_pmd))) {
+		spin_unlock(old_ptl);
+		return;
+	}
+	new_ptl = pte_lockptr(m->mm, new_pmd);
+	if (new_ptl != old_ptl)
+		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	old_pte = pte_offset_kernel(old_pmd, old_addr);
+	new_pte = pte_offset_kernel(new_pmd, new_addr);
+	for (; old_addr < old_end; old_pte++, new_pte++,
+	     old_addr += PAGE_SIZE, new_addr += PAGE_SIZE) {
+		if (pte_none(ptep_get(old_pte)))
+			continue;
+		pte = ptep_get_and_clear(m->mm, old_addr, old_pte);
+		set_pte_at(m->mm, new_addr, new_pte, fr_soft_dirty_pte(pte));
+		n++;
+	}
+	if (new_ptl != old_ptl)
+		spin_unlock(new_ptl);
+	spin_unlock(old_ptl);
+	if (n) {
+		m->stats.pte += n;
+		m->moved = true;
+	}
+}
+
+/*
+ * The one walk behind both modes, so that FR_MOVE takes exactly the
+ * decisions FR_PREPARE provisioned for. Returns the source address it
+ * stopped at: @old_end when done; earlier when FR_PREPARE could not
+ * allocate, or when FR_MOVE needs a table or split that FR_PREPARE did not
+ * provide because the source changed in between.
+ */
+static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
+			     unsigned long old_addr, unsigned long old_end,
+			     unsigned long new_addr)
+{
+	unsigned long extent;
+	pud_t *old_pud, *new_pud;
+	pmd_t *old_pmd, *new_pmd;
+	pmd_t pmd;
+
+	for (; old_addr < old_end; old_addr += extent, new_addr += extent) {
+		/* Sleeping is allowed here: only rwsems are held between extents. */
+		cond_resched();
+
+		extent = fr_extent(PUD_SIZE, old_addr, old_end, new_addr);
+		old_pud = fr_old_pud(m->mm, old_addr);
+		if (!old_pud)
+			continue;
+		new_pud = fr_new_pud(m, mode, new_addr);
+		if (!new_pud)
+			return old_addr;
+		if (extent == PUD_SIZE && pud_none(*new_pud)) {
+			if (mode == FR_MOVE)
+				fr_move_pud(m, old_pud, new_pud);
+			continue;
+		}
+
+		extent = fr_extent(PMD_SIZE, old_addr, old_end, new_addr);
+		old_pmd = pmd_offset(old_pud, old_addr);
+		pmd = READ_ONCE(*old_pmd);
+		if (pmd_none(pmd))
+			continue;
+		new_pmd = fr_new_pmd(m, mode, new_pud, new_addr);
+		if (!new_pmd)
+			return old_addr;
+
+		if (fr_pmd_is_huge(pmd)) {
+			if (extent == PMD_SIZE && pmd_none(*new_pmd)) {
+				if (mode == FR_PREPARE ||
+				    fr_move_huge_pmd(m, old_addr, new_addr,
+						     old_pmd, new_pmd))
+					continue;
+			} else if (mode == FR_PREPARE) {
+				fr_split_huge_pmd(m->old_vma, old_pmd, old_addr);
+			}
+			pmd = READ_ONCE(*old_pmd);
+			if (pmd_none(pmd))
+				continue;
+			if (fr_pmd_is_huge(pmd))
+				return old_addr;
+		}
+
+		/* A PTE table. */
+		if (extent == PMD_SIZE && pmd_none(*new_pmd)) {
+			if (mode == FR_PREPARE ||
+			    fr_move_pmd_table(m, old_pmd, new_pmd))
+				continue;
+			if (pmd_none(READ_ONCE(*old_pmd)))
+				continue;
+			return old_addr;
+		}
+		if (pmd_none(*new_pmd)) {
+			if (mode == FR_MOVE ||
+			    fr_sym.__pte_alloc(m->mm, new_pmd))
+				return old_addr;
+		}
+		if (fr_pmd_is_huge(*new_pmd))
+			return old_addr;
+		if (mode == FR_MOVE)
+			fr_move_ptes(m, old_pmd, old_addr, old_addr + extent,
+				     new_pmd, new_addr);
+	}
+	return old_end;
+}
+
+static void fr_rmap_lock(struct vm_area_struct *vma)
+{
+	if (vma->vm_file)
+		i_mmap_lock_write(vma->vm_file->f_mapping);
+	if (vma->anon_vma)
+		anon_vma_lock_write(vma->anon_vma);
+}
+
+static void fr_rmap_unlock(struct vm_area_struct *vma)
+{
+	if (vma->anon_vma)
+		anon_vma_unlock_write(vma->anon_vma);
+	if (vma->vm_file)
+		i_mmap_unlock_write(vma->vm_file->f_mapping);
+}
+
+unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
+			  unsigned long new_addr, unsigned long len)
+{
+	unsigned long old_end = old_addr + len, done = old_addr;
+	unsigned long prepared, stop;
+	struct mmu_notifier_range range;
+
+	if (!len)
+		return 0;
+	fr_mmu_notifier_start(&range, m->old_vma, old_addr, old_end);
+	while (done < old_end) {
+		prepared = fr_walk(m, FR_PREPARE, done, old_end,
+				   new_addr + (done - old_addr));
+		if (prepared == done)
+			break;	/* out of memory for page tables */
+
+		/*
+		 * Lock order, as in mm/rmap.c: mmap_lock (held by the
+		 * caller, for write), i_mmap_rwsem, anon_vma, page-table
+		 * locks (taken and dropped per entry inside the walk).
+		 * The source VMA's rmap locks cover the destination too:
+		 * copy_vma() gives the new VMA the same file and anon_vma
+		 * (or one of the same root, which is what is locked).
+		 */
+		fr_rmap_lock(m->old_vma);
+		/* A PTE reclaim cleared with its flush still pending must not move. */
+		fr_sym.flush_tlb_batched_pending(m->mm);
+		stop = fr_walk(m, FR_MOVE, done, prepared,
+			       new_addr + (done - old_addr));
+		/*
+		 * The single TLB flush, for everything moved in this pass.
+		 * Until it completes, other CPUs may still translate source
+		 * addresses through stale TLB entries to the moved pages, or
+		 * walk the moved tables through stale paging-structure
+		 * caches. That is safe while nothing can free, reuse or
+		 * write-protect those pages or tables, and that holds until
+		 * the rmap locks below are dropped: page faults, madvise,
+		 * munmap, mprotect, khugepaged collapse, KSM, NUMA hinting
+		 * and /proc walkers all need mmap_lock, held for write;
+		 * reclaim, migration, folio_mkclean(), truncation and
+		 * khugepaged's retract_page_tables() reach PTEs only
+		 * through the rmap, whose locks are held for write. Entries
+		 * were cleared with atomic get-and-clear, so no dirty or
+		 * accessed bit set before the move is lost; a write through
+		 * a stale clean TLB entry must set the dirty bit, finds the
+		 * source entry gone and faults. Page-table locks were
+		 * dropped per entry: with all of the above excluded they
+		 * only order us against lockless GUP-fast, which sees
+		 * either the old or the new entry, both valid.
+		 */
+		if (m->moved) {
+			fr_sym.flush_tlb_mm_range(m->mm, done, stop, PAGE_SHIFT,
+						  true);
+			m->stats.flushes++;
+			m->moved = false;
+		}
+		fr_rmap_unlock(m->old_vma);
+		if (stop == done)
+			break;	/* no progress even after preparing again */
+		done = stop;
+	}
+	fr_mmu_notifier_end(&range);
+	return done - old_addr;
+}

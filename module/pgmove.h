@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The page-table mover: relocates the entries of a range of one VMA to a
+ * range of another, at the largest level alignment allows, with one TLB
+ * flush. It knows nothing of mremap(2): remap.c does the VMA bookkeeping
+ * around it, and a batched move inside existing VMAs can drive it the
+ * same way (several fr_relocate() calls, then one flush per batch is the
+ * natural extension of fr_relocate()'s own loop).
+ */
+#ifndef FASTREMAP_PGMOVE_H
+#define FASTREMAP_PGMOVE_H
+
+#include <linux/mm.h>
+
+struct fr_move_stats {
+	u64 pud;	/* whole PUD entries (tables of PMDs) moved */
+	u64 pmd;	/* whole PTE tables moved */
+	u64 thp;	/* PMD-mapped huge pages (or their migration entries) moved */
+	u64 pte;	/* PTEs moved */
+	u64 flushes;	/* range TLB flushes issued */
+};
+
+struct fr_move {
+	struct mm_struct *mm;
+	struct vm_area_struct *old_vma;
+	struct vm_area_struct *new_vma;
+	struct fr_move_stats stats;
+	bool moved;	/* something moved since the last flush */
+};
+
+/*
+ * Moves the page-table entries of [old_addr, old_addr + len) in
+ * m->old_vma to new_addr in m->new_vma. Returns how many bytes, from
+ * old_addr on, were relocated: len, or less when a page table could not
+ * be allocated (the caller moves that much back).
+ *
+ * The caller holds mmap_lock for write and has write-locked both VMAs;
+ * the destination range holds no entries.
+ */
+unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
+			  unsigned long new_addr, unsigned long len);
+
+#endif /* FASTREMAP_PGMOVE_H */

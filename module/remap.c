@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FASTREMAP_IOC_REMAP: mremap(2) for the calling process.
+ *
+ * The VMA work is the kernel's own (copy_vma() creates the destination
+ * VMA, do_munmap() removes the source), so accounting, rmap offsets,
+ * merging and limits stay the kernel's; pgmove.c moves the page tables.
+ *
+ * Errors: the parameter checks, the source lookup and the seal check give
+ * what mremap(2) gives on the same kernel, in the same order. Everything
+ * else mremap(2) would check after unmapping the destination or the
+ * source's tail, this code checks first, so a failing call changes
+ * nothing. Cases where kernels differ in ways that are not errors (a
+ * source spanning several VMAs, which 7.x moves and 6.x refuses after
+ * unmapping the destination; mlocked growth, which populates) and cases
+ * this module does not handle are declined with EOPNOTSUPP before any
+ * change, so the caller can use mremap(2) and get exactly its behaviour.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/uaccess.h>
+#include <linux/userfaultfd_k.h>
+#include <linux/fastremap.h>
+#include "compat.h"
+#include "pgmove.h"
+#include "remap.h"
+
+/* "Use mremap(2)": nothing was changed. */
+#define FR_DECLINE	(-EOPNOTSUPP)
+
+#define FR_MREMAP_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
+
+struct fr_remap {
+	unsigned long addr, old_len, new_len, new_addr, flags;
+	unsigned long charged;	/* pages charged to the commit limit */
+	struct fr_move_stats stats;
+};
+
+/* VMAs whose moves need more than copying entries and VMA bookkeeping. */
+static bool fr_vma_supported(struct vm_area_struct *vma)
+{
+	if (is_vm_hugetlb_page(vma) || vma_is_dax(vma))
+		return false;
+	if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_DONTEXPAND))
+		return false;
+	/* KSM: mremap(2) unmerges first (ksm_madvise), which is not ours. */
+	if (vma->vm_flags & VM_MERGEABLE)
+		return false;
+	if (userfaultfd_armed(vma))
+		return false;
+	/* Special mappings (vDSO...) track their address through these. */
+	if (vma->vm_ops && (vma->vm_ops->mremap || vma->vm_ops->may_split))
+		return false;
+	return true;
+}
+
+/*
+ * The destination of a MREMAP_FIXED move is unmapped first. Refuse what
+ * that unmap would refuse (sealed), and decline what it would report to
+ * userfaultfd, before anything is changed.
+ */
+static long fr_check_target(struct mm_struct *mm, unsigned long start,
+			    unsigned long end)
+{
+	struct vm_area_struct *vma;
+	VMA_ITERATOR(vmi, mm, start);
+
+	for_each_vma_range(vmi, vma, end) {
+		if (fr_vma_sealed(vma))
+			return -EPERM;
+		if (userfaultfd_armed(vma))
+			return FR_DECLINE;
+	}
+	return 0;
+}
+
+/* The checks mremap(2) makes on the destination address. */
+static long fr_check_new_addr(struct fr_remap *r)
+{
+	if (offset_in_page(r->new_addr))
+		return -EINVAL;
+	if (r->new_len > TASK_SIZE || r->new_addr > TASK_SIZE - r->new_len)
+		return -EINVAL;
+	/* The ranges must not overlap. */
+	if (r->addr + r->old_len > r->new_addr &&
+	    r->new_addr + r->new_len > r->addr)
+		return -EINVAL;
+	return 0;
+}
+
+static void fr_unaccount(unsigned long pages)
+{
+	if (pages)
+		fr_vm_unacct_memory(pages);
+}
+
+/*
+ * Moves [addr, addr + old_len) to new_addr, new_len long. This is
+ * mm/mremap.c's move_vma() with our page-table mover: copy the VMA, move
+ * the entries (moving them back if that fails), then unmap the source
+ * with its commit charge kept by the new VMA.
+ */
+static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
+			struct fr_remap *r)
+{
+	bool dontunmap = r->flags & MREMAP_DONTUNMAP;
+	unsigned long addr = r->addr, old_len = r->old_len;
+	unsigned long new_addr = r->new_addr, new_len = r->new_len;
+	unsigned long vm_flags = vma->vm_flags, hiwater_vm, moved;
+	unsigned long account_start = 0, account_end = 0;
+	struct vm_area_struct *new_vma, *v;
+	struct fr_move fwd = {}, back = {};
+	bool need_rmap_locks;
+	long err = 0;
+
+	vma_start_write(vma);
+	new_vma = fr_copy_vma(&vma, new_addr, new_len,
+			      vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT),
+			      &need_rmap_locks, dontunmap);
+	if (!new_vma) {
+		fr_unaccount(r->charged);
+		return -ENOMEM;
+	}
+	vma_start_write(new_vma);
+
+	fwd.mm = mm;
+	fwd.old_vma = vma;
+	fwd.new_vma = new_vma;
+	moved = fr_relocate(&fwd, addr, new_addr, old_len);
+	r->stats = fwd.stats;
+	if (moved < old_len) {
+		/* Out of memory for page tables: put back what moved. */
+		back.mm = mm;
+		back.old_vma = new_vma;
+		back.new_vma = vma;
+		fr_relocate(&back, new_addr, addr, moved);
+		r->stats.flushes += back.stats.flushes;
+		err = -ENOMEM;
+		/* Now the new range is the one to unmap. */
+		vma = new_vma;
+		addr = new_addr;
+		old_len = new_len;
+	}
+
+	/*
+	 * Keep the commit charge: the source's VM_ACCOUNT is hidden while it
+	 * is unmapped and given back to what is left of it.
+	 */
+	if ((vm_flags & VM_ACCOUNT) && !dontunmap) {
+		vm_flags_clear(vma, VM_ACCOUNT);
+		if (vma->vm_start < addr)
+			account_start = vma->vm_start;
+		if (vma->vm_end > addr + old_len)
+			account_end = vma->vm_end;
+	}
+
+	/* total_vm peaks for a moment: keep that out of the high-water mark. */
+	hiwater_vm = mm->hiwater_vm;
+	vm_stat_account_compat(mm, vma->vm_flags, new_len >> PAGE_SHIFT);
+
+	if (!err && dontunmap) {
+		fr_dontunmap_complete(vma, new_vma, addr, old_len);
+		mm->hiwater_vm = hiwater_vm;
+		return new_addr;
+	}
+
+	if (fr_sym.do_munmap(mm, addr, old_len, NULL) < 0) {
+		/* Could not split the VMA: keep the accounting right. */
+		if ((vm_flags & VM_ACCOUNT) && !dontunmap)
+			fr_vm_acct_memory(old_len >> PAGE_SHIFT);
+		account_start = 0;
+		account_end = 0;
+	}
+	if (vm_flags & VM_LOCKED)
+		mm->locked_vm += new_len >> PAGE_SHIFT;
+	mm->hiwater_vm = hiwater_vm;
+
+	if (account_start) {
+		v = vma_lookup(mm, addr - 1);
+		if (v)
+			vm_flags_set(v, VM_ACCOUNT);
+	}
+	if (account_end) {
+		v = vma_lookup(mm, addr + old_len);
+		if (v)
+			vm_flags_set(v, VM_ACCOUNT);
+	}
+	return err ? err : (long)new_addr;
+}
+
+/* Charges the commit limit for what the move adds, before any change. */
+static long fr_charge(struct mm_struct *mm, struct vm_area_struct *vma,
+		      struct fr_remap *r)
+{
+	unsigned long pages;
+
+	if (!(vma->vm_flags & VM_ACCOUNT))
+		return 0;
+	if (r->flags & MREMAP_DONTUNMAP)
+		pages = r->new_len >> PAGE_SHIFT;
+	else if (r->new_len > r->old_len)
+		pages = (r->new_len - r->old_len) >> PAGE_SHIFT;
+	else
+		return 0;
+	if (fr_sym.security_vm_enough_memory_mm(mm, pages))
+		return -ENOMEM;
+	r->charged = pages;
+	return 0;
+}
+
+/* Checks for a resize, as mremap(2) makes them (vma_to_resize()). */
+static long fr_check_resize(struct mm_struct *mm, struct vm_area_struct *vma,
+			    struct fr_remap *r, unsigned long old_len)
+{
+	unsigned long pgoff;
+
+	if (old_len > vma->vm_end - r->addr)
+		return -EFAULT;
+	if (r->new_len == old_len)
+		return 0;
+	pgoff = vma->vm_pgoff + ((r->addr - vma->vm_start) >> PAGE_SHIFT);
+	if (pgoff + (r->new_len >> PAGE_SHIFT) < pgoff)
+		return -EINVAL;
+	if (r->new_len < old_len)
+		return 0;
+	/* Growth of mlocked memory populates it: mremap(2)'s job. */
+	if (vma->vm_flags & VM_LOCKED)
+		return FR_DECLINE;
+	if (!fr_may_expand_vm(mm, vma, (r->new_len - old_len) >> PAGE_SHIFT))
+		return -ENOMEM;
+	return 0;
+}
+
+static unsigned long fr_pgoff(struct vm_area_struct *vma, unsigned long addr)
+{
+	return vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT);
+}
+
+/* MREMAP_FIXED and/or MREMAP_DONTUNMAP: mm/mremap.c's mremap_to(). */
+static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
+			struct fr_remap *r)
+{
+	unsigned long map_flags = 0, res;
+	long err;
+
+	if (!FR_MREMAP_EARLY_TARGET_CHECKS) {
+		err = fr_check_new_addr(r);
+		if (err)
+			return err;
+	}
+	/* Zero old_len "duplicates" a shared mapping: not a move. */
+	if (!r->old_len)
+		return FR_DECLINE;
+	/* A source beyond its VMA: kernels differ (see the top of this file). */
+	if (r->old_len > vma->vm_end - r->addr)
+		return FR_DECLINE;
+	err = fr_check_resize(mm, vma, r, min(r->old_len, r->new_len));
+	if (err)
+		return err;
+	if (r->flags & MREMAP_DONTUNMAP) {
+		if (vma->vm_flags & VM_LOCKED)
+			return FR_DECLINE;
+		if (!fr_may_expand_vm(mm, vma, r->old_len >> PAGE_SHIFT))
+			return -ENOMEM;
+	}
+	if (r->flags & MREMAP_FIXED) {
+		map_flags |= MAP_FIXED;
+		err = fr_check_target(mm, r->new_addr, r->new_addr + r->new_len);
+		if (err)
+			return err;
+	}
+	if (vma->vm_flags & VM_MAYSHARE)
+		map_flags |= MAP_SHARED;
+	/*
+	 * With MAP_FIXED this only validates the address and does not depend
+	 * on what is mapped there, so it can run before the unmap below.
+	 */
+	res = fr_get_unmapped_area(vma->vm_file, r->new_addr, r->new_len,
+				   fr_pgoff(vma, r->addr), map_flags);
+	if (IS_ERR_VALUE(res))
+		return res;
+	if (!(r->flags & MREMAP_FIXED))
+		r->new_addr = res;
+	err = fr_charge(mm, vma, r);
+	if (err)
+		return err;
+
+	/* Changes start here. */
+	if (r->flags & MREMAP_FIXED) {
+		err = fr_sym.do_munmap(mm, r->new_addr, r->new_len, NULL);
+		if (err)
+			goto fail;
+	}
+	if (r->old_len > r->new_len) {
+		err = fr_sym.do_munmap(mm, r->addr + r->new_len,
+				       r->old_len - r->new_len, NULL);
+		if (err)
+			goto fail;
+		r->old_len = r->new_len;
+	}
+	vma = vma_lookup(mm, r->addr);
+	if (!vma) {
+		err = -EFAULT;
+		goto fail;
+	}
+	return fr_move_vma(mm, vma, r);
+fail:
+	fr_unaccount(r->charged);
+	return err;
+}
+
+/* Growth without MREMAP_FIXED: moves only where mremap(2) would move. */
+static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
+			  struct fr_remap *r)
+{
+	unsigned long map_flags = 0, res;
+	long err;
+
+	if (!r->old_len || r->new_len > TASK_SIZE)
+		return FR_DECLINE;
+	err = fr_check_resize(mm, vma, r, r->old_len);
+	if (err)
+		return err;
+	/* mremap(2) grows in place where it can: not a move. */
+	if (r->old_len == vma->vm_end - r->addr &&
+	    fr_vma_expandable(vma, r->new_len - r->old_len))
+		return FR_DECLINE;
+	if (!(r->flags & MREMAP_MAYMOVE))
+		return -ENOMEM;
+	if (vma->vm_flags & VM_MAYSHARE)
+		map_flags |= MAP_SHARED;
+	res = fr_get_unmapped_area(vma->vm_file, 0, r->new_len,
+				   fr_pgoff(vma, r->addr), map_flags);
+	if (IS_ERR_VALUE(res))
+		return res;
+	r->new_addr = res;
+	err = fr_charge(mm, vma, r);
+	if (err)
+		return err;
+	return fr_move_vma(mm, vma, r);
+}
+
+static long fr_remap_locked(struct mm_struct *mm, struct fr_remap *r)
+{
+	struct vm_area_struct *vma;
+
+	/* Near the map-count limit kernels differ in when they refuse. */
+	if (mm->map_count + 6 > fr_max_map_count())
+		return FR_DECLINE;
+	vma = vma_lookup(mm, r->addr);
+	if (!vma)
+		return -EFAULT;
+	if (fr_vma_sealed(vma))
+		return -EPERM;
+	if (!fr_vma_supported(vma))
+		return FR_DECLINE;
+	if (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))
+		return fr_remap_to(mm, vma, r);
+	if (r->old_len == r->new_len)
+		return r->addr;
+	/* A plain shrink is an munmap of the tail: nothing to relocate. */
+	if (r->old_len > r->new_len)
+		return FR_DECLINE;
+	return fr_remap_grow(mm, vma, r);
+}
+
+static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
+		     unsigned long new_len_raw)
+{
+	struct mm_struct *mm = current->mm;
+	long ret;
+
+	if (r->flags & ~FR_MREMAP_FLAGS)
+		return -EINVAL;
+	if ((r->flags & MREMAP_FIXED) && !(r->flags & MREMAP_MAYMOVE))
+		return -EINVAL;
+	if (r->flags & MREMAP_DONTUNMAP) {
+		if (!(r->flags & MREMAP_MAYMOVE))
+			return -EINVAL;
+		/* Kernels compare these before or after page-aligning. */
+		if (old_len_raw != new_len_raw)
+			return PAGE_ALIGN(old_len_raw) == PAGE_ALIGN(new_len_raw) ?
+			       FR_DECLINE : -EINVAL;
+	}
+	if (offset_in_page(r->addr))
+		return -EINVAL;
+	r->old_len = PAGE_ALIGN(old_len_raw);
+	r->new_len = PAGE_ALIGN(new_len_raw);
+	if (!r->new_len)
+		return -EINVAL;
+	if (FR_MREMAP_EARLY_TARGET_CHECKS &&
+	    (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
+		ret = fr_check_new_addr(r);
+		if (ret)
+			return ret;
+	}
+
+	if (mmap_write_lock_killable(mm))
+		return -EINTR;
+	ret = fr_remap_locked(mm, r);
+	mmap_write_unlock(mm);
+	return ret;
+}
+
+long fr_ioctl_remap(void __user *uarg)
+{
+	struct fastremap_remap req;
+	struct fr_remap r = {};
+	u32 usize;
+	long ret;
+
+	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_REMAP_SIZE_VER0, uarg,
+			 &usize);
+	if (ret)
+		return ret;
+	if (req.flags || req.__pad0 ||
+	    memchr_inv(req.reserved, 0, sizeof(req.reserved)))
+		return -EINVAL;
+	/*
+	 * Prove the result can be written back before moving anything: a
+	 * move whose new address cannot be reported would be lost.
+	 */
+	if (copy_to_user(uarg, &req, min_t(u32, usize, sizeof(req))))
+		return -EFAULT;
+
+	r.addr = untagged_addr(req.old_addr);
+	r.new_addr = req.new_addr;
+	r.flags = req.mremap_flags;
+	ret = fr_remap(&r, req.old_size, req.new_size);
+	if (IS_ERR_VALUE(ret))
+		return ret;
+
+	req.new_addr = ret;
+	req.moved_pud = r.stats.pud;
+	req.moved_pmd = r.stats.pmd;
+	req.moved_thp = r.stats.thp;
+	req.moved_pte = r.stats.pte;
+	req.tlb_flushes = r.stats.flushes;
+	if (copy_to_user(uarg, &req, min_t(u32, usize, sizeof(req))))
+		return -EFAULT;
+	return 0;
+}
