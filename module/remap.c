@@ -64,10 +64,9 @@ static bool fr_vma_supported(struct vm_area_struct *vma)
 static long fr_check_target(struct mm_struct *mm, unsigned long start,
 			    unsigned long end)
 {
-	struct vm_area_struct *vma;
-	VMA_ITERATOR(vmi, mm, start);
+	struct vm_area_struct *vma = find_vma_intersection(mm, start, end);
 
-	for_each_vma_range(vmi, vma, end) {
+	for (; vma; vma = find_vma_intersection(mm, vma->vm_end, end)) {
 		if (fr_vma_sealed(vma))
 			return -EPERM;
 		if (userfaultfd_armed(vma))
