@@ -14,7 +14,7 @@ CFLAGS ?= -O2 -g
 TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
 
 # In-VM test programs are static: the guest has no libc of its own.
-VM_TESTS := t_device t_unload
+VM_TESTS := $(filter-out \#%,$(shell grep -v '^\#' tests/vm-tests))
 HOST_TESTS := t_ibt_unit
 
 all: module tests

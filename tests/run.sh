@@ -7,8 +7,8 @@
 set -uo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-# The in-VM test programs, in order; t_unload must stay last.
-VM_TESTS=${FASTREMAP_VM_TESTS:-"t_device t_unload"}
+# The in-VM test programs, in order (t_unload last), from tests/vm-tests.
+VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
 # Host tests: programs in build/bin, or scripts in scripts/.
 HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit checkpatch-test.sh"}
 # Kernel log lines that fail a run, wherever they appear in the guest's log.
