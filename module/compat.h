@@ -78,7 +78,7 @@ static inline bool fr_kernel_ibt_enforced(void)
 
 /*
  * Types of the internal functions that no public header declares, or
- * that headers hide from modules. The mremap(2) internals changed with
+ * that headers hide from modules. Some mremap(2) internals changed with
  * the 7.x VMA-flags rework (probes/vma_flags_t.c explains the probe).
  */
 typedef void (*fr_flush_tlb_mm_range_t)(struct mm_struct *mm,
@@ -88,30 +88,29 @@ typedef void (*fr_flush_tlb_mm_range_t)(struct mm_struct *mm,
 					 bool freed_tables);
 typedef void (*fr_mm_fn_t)(struct mm_struct *mm);
 typedef void (*fr_vma_fn_t)(struct vm_area_struct *vma);
-#if defined(FR_HAVE_VMA_FLAGS_T)
+/*
+ * copy_vma() takes keep_source (MREMAP_DONTUNMAP) on every supported
+ * kernel: the fix that added it reached Debian 12's 6.1 as a backport.
+ */
 typedef struct vm_area_struct *(*fr_copy_vma_t)(struct vm_area_struct **vmap,
 						unsigned long addr,
 						unsigned long len,
 						pgoff_t pgoff,
 						bool *need_rmap_locks,
 						bool keep_source);
+#if defined(FR_HAVE_VMA_FLAGS_T)
 typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm,
 				   const vma_flags_t *flags,
 				   unsigned long npages);
 /* 7.x checks a MREMAP_FIXED target before looking up the source. */
 #define FR_MREMAP_EARLY_TARGET_CHECKS 1
-/* 7.x resets an emptied DONTUNMAP source's pgoff, so it merges again. */
-#define FR_DONTUNMAP_RESETS_PGOFF 1
+/* 7.x moves a plain MREMAP_FIXED source that spans several VMAs. */
+#define FR_MREMAP_MULTI_VMA_MOVES 1
 #else
-typedef struct vm_area_struct *(*fr_copy_vma_t)(struct vm_area_struct **vmap,
-						unsigned long addr,
-						unsigned long len,
-						pgoff_t pgoff,
-						bool *need_rmap_locks);
 typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm, vm_flags_t flags,
 				   unsigned long npages);
 #define FR_MREMAP_EARLY_TARGET_CHECKS 0
-#define FR_DONTUNMAP_RESETS_PGOFF 0
+#define FR_MREMAP_MULTI_VMA_MOVES 0
 #endif
 
 #include "symbols.h"
@@ -121,12 +120,8 @@ fr_copy_vma(struct vm_area_struct **vmap, unsigned long addr,
 	    unsigned long len, pgoff_t pgoff, bool *need_rmap_locks,
 	    bool keep_source)
 {
-#if defined(FR_HAVE_VMA_FLAGS_T)
 	return fr_sym.copy_vma(vmap, addr, len, pgoff, need_rmap_locks,
 			       keep_source);
-#else
-	return fr_sym.copy_vma(vmap, addr, len, pgoff, need_rmap_locks);
-#endif
 }
 
 static inline bool fr_may_expand_vm(struct mm_struct *mm,
@@ -244,7 +239,10 @@ static inline bool fr_vma_expandable(struct vm_area_struct *vma,
 
 /*
  * After a MREMAP_DONTUNMAP move the source stays mapped, empty: mm/mremap.c
- * drops its mlock and, when the whole VMA moved, its anon_vma links.
+ * drops its mlock and, when the whole VMA moved, its anon_vma links, and
+ * gives it the page offset of an unfaulted anonymous VMA. copy_vma() was
+ * told to keep the source apart; were it merged into the destination
+ * anyway, its anon_vma would still map the moved pages, so leave it be.
  */
 static inline void fr_dontunmap_complete(struct vm_area_struct *vma,
 					 struct vm_area_struct *new_vma,
@@ -255,7 +253,7 @@ static inline void fr_dontunmap_complete(struct vm_area_struct *vma,
 	    vma->vm_end != start + len)
 		return;
 	fr_sym.unlink_anon_vmas(vma);
-	if (FR_DONTUNMAP_RESETS_PGOFF && vma_is_anonymous(vma) && !vma->vm_file)
+	if (vma_is_anonymous(vma) && !vma->vm_file)
 		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
 }
 

@@ -60,6 +60,20 @@ static unsigned long fr_extent(unsigned long size, unsigned long old_addr,
 	return extent;
 }
 
+/*
+ * FR_PREPARE allocated a table covering @size bytes around @addr. When the
+ * ranges are close, that table may lie where the source is, and an
+ * extent FR_PREPARE saw as empty now has a table: prepare again.
+ */
+static void fr_allocated(struct fr_move *m, unsigned long addr,
+			 unsigned long size)
+{
+	unsigned long start = addr & ~(size - 1);
+
+	if (start < m->src_end && start + size - 1 >= m->src_start)
+		m->table_in_source = true;
+}
+
 /* A huge PMD, or a non-present one (THP migration or swap entry). */
 static bool fr_pmd_is_huge(pmd_t pmd)
 {
@@ -94,11 +108,13 @@ static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
 	if (pgd_none(*pgd)) {
 		if (mode == FR_MOVE || fr_sym.__p4d_alloc(m->mm, pgd, addr))
 			return NULL;
+		fr_allocated(m, addr, PGDIR_SIZE);
 	}
 	p4d = p4d_offset(pgd, addr);
 	if (p4d_none(*p4d)) {
 		if (mode == FR_MOVE || fr_sym.__pud_alloc(m->mm, p4d, addr))
 			return NULL;
+		fr_allocated(m, addr, P4D_SIZE);
 	}
 	return pud_offset(p4d, addr);
 }
@@ -109,6 +125,7 @@ static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
 	if (pud_none(*pud)) {
 		if (mode == FR_MOVE || fr_sym.__pmd_alloc(m->mm, pud, addr))
 			return NULL;
+		fr_allocated(m, addr, PUD_SIZE);
 	}
 	if (pud_leaf(*pud))
 		return NULL;
@@ -349,6 +366,7 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 			if (mode == FR_MOVE ||
 			    fr_sym.__pte_alloc(m->mm, new_pmd))
 				return old_addr;
+			fr_allocated(m, new_addr, PMD_SIZE);
 		}
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
@@ -381,13 +399,24 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 	unsigned long old_end = old_addr + len, done = old_addr;
 	unsigned long prepared, stop;
 	struct mmu_notifier_range range;
+	int pass;
 
 	if (!len)
 		return 0;
+	m->src_start = old_addr;
+	m->src_end = old_end;
 	fr_mmu_notifier_start(&range, m->old_vma, old_addr, old_end);
 	while (done < old_end) {
-		prepared = fr_walk(m, FR_PREPARE, done, old_end,
-				   new_addr + (done - old_addr));
+		/*
+		 * Each pass allocates only for tables the previous one
+		 * created inside the source, so this settles in a few.
+		 */
+		pass = 0;
+		do {
+			m->table_in_source = false;
+			prepared = fr_walk(m, FR_PREPARE, done, old_end,
+					   new_addr + (done - old_addr));
+		} while (m->table_in_source && prepared > done && ++pass < 8);
 		if (prepared == done)
 			break;	/* out of memory for page tables */
 

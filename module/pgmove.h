@@ -26,6 +26,11 @@ struct fr_move {
 	struct vm_area_struct *new_vma;
 	struct fr_move_stats stats;
 	bool moved;	/* something moved since the last flush */
+	/* Internal to fr_relocate(): the source range, and whether FR_PREPARE
+	 * allocated a table where the source is.
+	 */
+	unsigned long src_start, src_end;
+	bool table_in_source;
 };
 
 /*

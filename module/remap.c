@@ -11,8 +11,8 @@
  * else mremap(2) would check after unmapping the destination or the
  * source's tail, this code checks first, so a failing call changes
  * nothing. Cases where kernels differ in ways that are not errors (a
- * source spanning several VMAs, which 7.x moves and 6.x refuses after
- * unmapping the destination; mlocked growth, which populates) and cases
+ * plain move of a source spanning several VMAs, which 7.x performs and
+ * 6.x refuses with EFAULT; mlocked growth, which populates) and cases
  * this module does not handle are declined with EOPNOTSUPP before any
  * change, so the caller can use mremap(2) and get exactly its behaviour.
  */
@@ -237,6 +237,46 @@ static unsigned long fr_pgoff(struct vm_area_struct *vma, unsigned long addr)
 	return vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT);
 }
 
+/*
+ * The source range of a MREMAP_FIXED or MREMAP_DONTUNMAP call, checked as
+ * mremap(2) checks it, but before anything is unmapped. A zero old_len
+ * "duplicates" a shared mapping, which is not a move, and is refused for
+ * a private one.
+ */
+static long fr_check_source(struct vm_area_struct *vma, struct fr_remap *r)
+{
+	unsigned long len = min(r->old_len, r->new_len);
+
+	if (!r->old_len) {
+		if (vma->vm_flags & (VM_SHARED | VM_MAYSHARE))
+			return FR_DECLINE;
+		/*
+		 * 6.x unmaps a MREMAP_FIXED target before this check: a
+		 * target over the source leaves nothing to look up.
+		 */
+		if (!FR_MREMAP_EARLY_TARGET_CHECKS &&
+		    (r->flags & MREMAP_FIXED) && r->new_addr <= r->addr &&
+		    r->addr - r->new_addr < r->new_len)
+			return -EFAULT;
+		return -EINVAL;
+	}
+	/* Shrinking while moving unmaps the tail first, with munmap's checks. */
+	if (r->old_len > r->new_len &&
+	    r->old_len - r->new_len > TASK_SIZE - (r->addr + r->new_len))
+		return -EINVAL;
+	if (len > vma->vm_end - r->addr) {
+		/* 7.x moves every VMA of a plain move; 6.x refuses. */
+		if (FR_MREMAP_MULTI_VMA_MOVES && (r->flags & MREMAP_FIXED) &&
+		    r->old_len == r->new_len)
+			return FR_DECLINE;
+		return -EFAULT;
+	}
+	/* A shrinking move whose tail spans other VMAs: left to mremap(2). */
+	if (r->old_len > vma->vm_end - r->addr)
+		return FR_DECLINE;
+	return 0;
+}
+
 /* MREMAP_FIXED and/or MREMAP_DONTUNMAP: mm/mremap.c's mremap_to(). */
 static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 			struct fr_remap *r)
@@ -249,12 +289,9 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 		if (err)
 			return err;
 	}
-	/* Zero old_len "duplicates" a shared mapping: not a move. */
-	if (!r->old_len)
-		return FR_DECLINE;
-	/* A source beyond its VMA: kernels differ (see the top of this file). */
-	if (r->old_len > vma->vm_end - r->addr)
-		return FR_DECLINE;
+	err = fr_check_source(vma, r);
+	if (err)
+		return err;
 	err = fr_check_resize(mm, vma, r, min(r->old_len, r->new_len));
 	if (err)
 		return err;
@@ -317,7 +354,10 @@ static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 	unsigned long map_flags = 0, res;
 	long err;
 
-	if (!r->old_len || r->new_len > TASK_SIZE)
+	if (!r->old_len)
+		return (vma->vm_flags & (VM_SHARED | VM_MAYSHARE)) ?
+		       FR_DECLINE : -EINVAL;
+	if (r->new_len > TASK_SIZE)
 		return FR_DECLINE;
 	err = fr_check_resize(mm, vma, r, r->old_len);
 	if (err)
