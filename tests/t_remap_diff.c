@@ -1,0 +1,1036 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Differential test of FASTREMAP_IOC_REMAP against mremap(2).
+ *
+ * Two arenas, A and B, hold identical layouts at the same offsets:
+ * private and shared anonymous mappings, memfd (shmem) and /tmp file
+ * mappings (shared and private), MADV_HUGEPAGE regions, different
+ * protections, holes and neighbouring VMAs, all with identical contents
+ * (each arena has its own files, so shared mappings never alias across
+ * arenas). A seeded generator applies a few thousand random operations to
+ * both: mappings are created, unmapped, mprotect()ed, written, read and
+ * zapped identically, and every remap (sizes, alignments, MAYMOVE, FIXED,
+ * DONTUNMAP, growth, shrink, overlap, misalignment, partly unmapped
+ * sources, unknown flags...) runs as mremap(2) in A and as the ioctl in B,
+ * with addresses translated by the arena offset. Then:
+ *
+ * - success/failure and errno must match. EOPNOTSUPP from the ioctl counts
+ *   as "declined", and mremap(2) is run in B instead.
+ * - When both fail, B must be unchanged: the ioctl promises that, while
+ *   mremap(2) on 6.x may already have unmapped the FIXED target (or, on
+ *   7.x, moved part of a multi-VMA range) before failing. The same
+ *   mremap(2) is then run in B as well, so that the twins stay alike.
+ * - The mappings of both arenas must match, compared as the union of
+ *   mapped ranges with their permissions, backing object and file offset
+ *   (maps shows none for anonymous memory): the exact VMA split may
+ *   differ, since the module and the kernel may merge neighbouring VMAs
+ *   differently, so adjacent entries that continue each other are merged
+ *   before comparing.
+ * - The contents of every readable page must match (pages that are
+ *   resident in neither arena are skipped; a fault must happen in both).
+ *   Pages of the ranges an operation touched are compared after it, all
+ *   pages every FULL_EVERY operations and at the end.
+ *
+ * Results of a non-FIXED MAYMOVE remap that leave the arena (holes in both
+ * arenas are plugged with PROT_NONE for the call, except the one a mapping
+ * may grow into in place) are compared with each other and unmapped. If
+ * the ioctl picked another place than mremap(2) for a result mremap(2)
+ * kept in the arena, it is counted as a placement difference (MAYMOVE
+ * allows it) and moved to mremap(2)'s place.
+ *
+ * After a divergence both arenas are wiped and the run goes on. They are
+ * wiped too (without failing) when the memory matches but the VMA
+ * boundaries differ, since later calls across such a boundary may then
+ * differ legitimately; the summary says how often. So do they when arena
+ * A has more than MAX_VMAS VMAs: fragmentation slows every maps read.
+ *
+ * Usage: t_remap_diff [--selftest-mremap] [SEED | random] [--ops N] [--trace]
+ * Without a seed it uses a fixed one, so the suite is reproducible.
+ * The seed is printed; SEED --ops N --trace replays and prints the first
+ * N operations.
+ */
+#define _GNU_SOURCE
+#include "remap_util.h"
+
+#define USABLE		(48 * SZ_1M)	/* arena size */
+#define GUARD		(2 * SZ_1M)	/* PROT_NONE on both sides */
+#define MAXMAP		SZ_4M		/* largest mapping or remap */
+#define FILE_SZ		(16 * SZ_1M)	/* every file and memfd */
+#define MAXFOFF		SZ_4M		/* largest file offset mapped */
+#define NOPS_DEFAULT	3000
+#define FULL_EVERY	100
+#define MAX_REPORTS	25
+#define MAXC		512		/* canonical entries per range */
+#define MAX_VMAS	64		/* a fresh epoch beyond this (speed) */
+
+#define MM	MREMAP_MAYMOVE
+#define FX	MREMAP_FIXED
+#define DU	MREMAP_DONTUNMAP
+
+struct arena {
+	char *resv, *base;
+	size_t resv_len;
+	char tag;		/* 'A' or 'B', in object names */
+};
+
+static struct arena ar[2];	/* A: mremap(2), B: the ioctl */
+static int fd = -1;
+static uint64_t seed, rng;
+static int trace, op_i, nobj;
+static long n_remap, n_ok, n_fail, n_declined, n_declined_bad, n_div,
+	    n_resync, n_side, n_escape, n_place, n_reports, n_epochs, n_split;
+static char opdesc[256];
+static int snap_ok;	/* the maps snapshot shows the current state */
+static uint64_t pagebuf[2][PAGE_WORDS];
+static uint64_t filebuf[MAXMAP / sizeof(uint64_t)];
+
+static uint64_t rnd(uint64_t n)
+{
+	return n ? fr_xorshift64(&rng) % n : 0;
+}
+
+static int chance(int pct)
+{
+	return (int)rnd(100) < pct;
+}
+
+/* 1..max pages, favouring small ones. */
+static size_t rnd_pages(size_t max)
+{
+	size_t n = max / PG;
+
+	if (n <= 1)
+		return PG;
+	if (chance(70) && n > 16)
+		n = 16;
+	return (1 + rnd(n)) * PG;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Arenas                                                                  */
+
+static int arena_init(struct arena *a, char tag)
+{
+	a->tag = tag;
+	a->resv_len = USABLE + 2 * GUARD + SZ_2M;
+	a->resv = mmap(NULL, a->resv_len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a->resv == MAP_FAILED)
+		return -1;
+	a->base = (char *)FR_ALIGN_UP((uintptr_t)a->resv + GUARD, SZ_2M);
+	/* One fresh VMA over guards and arena, so both arenas look alike. */
+	return mmap(a->base - GUARD, USABLE + 2 * GUARD, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+		    -1, 0) == MAP_FAILED ? -1 : 0;
+}
+
+static void arena_wipe(struct arena *a)
+{
+	mmap(a->base, USABLE, PROT_NONE,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+static int in_arena(int x, const void *p)
+{
+	return (const char *)p >= ar[x].base && (const char *)p < ar[x].base + USABLE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Canonical mapping lists                                                 */
+
+struct centry {
+	size_t start, end;	/* relative to the range compared */
+	char perms[5];
+	char name[64];
+	long long off;		/* file offset; 0 for anonymous memory */
+};
+
+/* The object name, with the arena tag replaced, so A and B compare. */
+static void norm_name(char *dst, size_t n, const char *path)
+{
+	const char *t = strstr(path, "frdiff");
+
+	snprintf(dst, n, "%s", path);
+	if (t && (size_t)(t - path) + 6 < n - 1 && dst[t - path + 6])
+		dst[t - path + 6] = '#';
+}
+
+/*
+ * The mappings of [lo, lo+len) from the last maps snapshot, relative to
+ * lo, with continuing neighbours merged: same permissions and object, and
+ * for files the next file offset. /proc/pid/maps shows no offset for
+ * anonymous mappings (vm_pgoff is printed for files only), so adjacent
+ * anonymous entries with the same permissions merge.
+ */
+static int canon(uintptr_t lo, size_t len, struct centry *out)
+{
+	static struct fr_map m[MAXC];
+	int n = maps_parse(lo, lo + len, m, MAXC), k = 0;
+
+	if (n > MAXC)
+		n = MAXC;
+	for (int i = 0; i < n; i++) {
+		struct centry c;
+		int anon = m[i].inode == 0;
+
+		memset(&c, 0, sizeof(c));	/* compared with memcmp() */
+		c.start = m[i].start - lo;
+		c.end = m[i].end - lo;
+		memcpy(c.perms, m[i].perms, 5);
+		norm_name(c.name, sizeof(c.name), m[i].path);
+		c.off = anon ? 0 : (long long)m[i].off;
+		if (k && out[k - 1].end == c.start && !strcmp(out[k - 1].perms, c.perms) &&
+		    !strcmp(out[k - 1].name, c.name) &&
+		    (anon || out[k - 1].off + (long long)(out[k - 1].end - out[k - 1].start) == c.off)) {
+			out[k - 1].end = c.end;
+			continue;
+		}
+		out[k++] = c;
+	}
+	return k;
+}
+
+static void centry_str(char *b, size_t n, const struct centry *c)
+{
+	snprintf(b, n, "+%#zx-%#zx %s %#llx %s", c->start, c->end, c->perms,
+		 (unsigned long long)c->off, c->name[0] ? c->name : "[anon]");
+}
+
+/*
+ * Compares the mappings of [pa, pa+len) and [pb, pb+len) from the last
+ * snapshot: 0 if alike, else 1 with the first difference in why.
+ */
+static int maps_differ(uintptr_t pa, uintptr_t pb, size_t len, char *why, size_t wn)
+{
+	static struct centry ca[MAXC], cb[MAXC];
+	int na = canon(pa, len, ca), nb = canon(pb, len, cb);
+	char sa[160], sb[160];
+
+	for (int i = 0; i < na || i < nb; i++) {
+		if (i < na && i < nb && ca[i].start == cb[i].start &&
+		    ca[i].end == cb[i].end && !strcmp(ca[i].perms, cb[i].perms) &&
+		    !strcmp(ca[i].name, cb[i].name) && ca[i].off == cb[i].off)
+			continue;
+		if (i < na)
+			centry_str(sa, sizeof(sa), &ca[i]);
+		else
+			snprintf(sa, sizeof(sa), "(nothing)");
+		if (i < nb)
+			centry_str(sb, sizeof(sb), &cb[i]);
+		else
+			snprintf(sb, sizeof(sb), "(nothing)");
+		snprintf(why, wn, "mapping #%d: mremap(2) side %s, ioctl side %s", i, sa, sb);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Compares the readable pages of [pa, pa+len) and [pb, pb+len), using
+ * the last snapshot for permissions: 0 if alike, else 1 with why.
+ */
+static int contents_differ(char *pa, char *pb, size_t len, char *why, size_t wn)
+{
+	static struct centry c[MAXC];
+	static unsigned char va[MAXMAP / PG], vb[MAXMAP / PG];
+	int n = canon((uintptr_t)pa, len, c);
+
+	for (int i = 0; i < n; i++) {
+		if (c[i].perms[0] != 'r')
+			continue;
+		for (size_t at = c[i].start; at < c[i].end; at += MAXMAP) {
+			size_t chunk = c[i].end - at < MAXMAP ? c[i].end - at : MAXMAP;
+			int ra = mincore(pa + at, chunk, va), rb = mincore(pb + at, chunk, vb);
+
+			for (size_t k = 0; k < chunk / PG; k++) {
+				size_t o = at + k * PG;
+				int fa, fb;
+
+				if (!ra && !rb && !(va[k] & 1) && !(vb[k] & 1))
+					continue;	/* resident in neither */
+				if (!fr_probe_cmp_page(pa + o, pb + o))
+					continue;	/* the usual case */
+				fa = fr_probe_copy_page(pagebuf[0], pa + o);
+				fb = fr_probe_copy_page(pagebuf[1], pb + o);
+				if (fa != fb) {
+					snprintf(why, wn, "page +%#zx: read %s on the mremap(2) side, %s on the ioctl side",
+						 o, fa ? "faults" : "works", fb ? "faults" : "works");
+					return 1;
+				}
+				if (!fa && memcmp(pagebuf[0], pagebuf[1], PG)) {
+					size_t w = 0;
+
+					while (pagebuf[0][w] == pagebuf[1][w])
+						w++;
+					snprintf(why, wn, "page +%#zx word %zu: %#llx on the mremap(2) side, %#llx on the ioctl side",
+						 o, w, (unsigned long long)pagebuf[0][w],
+						 (unsigned long long)pagebuf[1][w]);
+					return 1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reporting                                                               */
+
+static void snap(void)
+{
+	snap_ok = !maps_snapshot();
+}
+
+static void resync(void)
+{
+	arena_wipe(&ar[0]);
+	arena_wipe(&ar[1]);
+	snap_ok = 0;
+	n_resync++;
+}
+
+static void diverged(const char *what, const char *detail)
+{
+	n_div++;
+	if (n_reports++ < MAX_REPORTS) {
+		tap_ok(0, "seed %" PRIu64 " op %d: %s: %s", seed, op_i, what, detail);
+		tap_diag("  op: %s", opdesc);
+		tap_diag("  reproduce: t_remap_diff %s%" PRIu64 " --ops %d --trace",
+			 fr_nodev() ? "--selftest-mremap " : "", seed, op_i + 1);
+	}
+	resync();
+}
+
+/* Whether the raw VMA boundaries of the arenas differ (last snapshot). */
+static int split_differs(void)
+{
+	static struct fr_map ma[MAXC], mb[MAXC];
+	int na = maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE, ma, MAXC);
+	int nb = maps_parse((uintptr_t)ar[1].base, (uintptr_t)ar[1].base + USABLE, mb, MAXC);
+
+	if (na != nb)
+		return 1;
+	for (int i = 0; i < na && i < MAXC; i++)
+		if (ma[i].start - (uintptr_t)ar[0].base != mb[i].start - (uintptr_t)ar[1].base ||
+		    ma[i].end - (uintptr_t)ar[0].base != mb[i].end - (uintptr_t)ar[1].base)
+			return 1;
+	return 0;
+}
+
+/* Compares the contents of arena range [lo, lo+len), clipped. */
+static int range_differs(size_t lo, size_t len, const char *when)
+{
+	char why[400], what[96];
+
+	if (lo >= USABLE || !len)
+		return 0;
+	if (len > USABLE - lo)
+		len = USABLE - lo;
+	if (!contents_differ(ar[0].base + lo, ar[1].base + lo, len, why, sizeof(why)))
+		return 0;
+	snprintf(what, sizeof(what), "contents differ %s", when);
+	diverged(what, why);
+	return 1;
+}
+
+/*
+ * Takes a snapshot and compares both arenas: all mappings, and the
+ * contents of arena offsets [lo1, lo1+len1) and [lo2, lo2+len2). Returns
+ * 0 if alike; reports a divergence otherwise.
+ */
+static int check_arenas(size_t lo1, size_t len1, size_t lo2, size_t len2,
+			const char *when)
+{
+	char why[400], what[96];
+
+	snap();
+	if (!snap_ok)
+		return 0;
+	if (maps_differ((uintptr_t)ar[0].base, (uintptr_t)ar[1].base, USABLE,
+			why, sizeof(why))) {
+		snprintf(what, sizeof(what), "mappings differ %s", when);
+		diverged(what, why);
+		return 1;
+	}
+	if (range_differs(lo1, len1, when) || range_differs(lo2, len2, when))
+		return 1;
+	if (split_differs()) {
+		/*
+		 * Same memory, different VMA boundaries: allowed, but later
+		 * calls across a boundary would then legitimately behave
+		 * differently (EFAULT on 6.x), so start again from scratch.
+		 */
+		if (n_split++ < 5)
+			tap_diag("op %d: VMA split differs (not an error): %s", op_i, opdesc);
+		arena_wipe(&ar[0]);
+		arena_wipe(&ar[1]);
+		snap_ok = 0;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Operations other than remap: applied alike to both arenas               */
+
+enum kind {
+	K_ANON, K_ANON_SHARED, K_MEMFD_SHARED, K_MEMFD_PRIV, K_FILE_SHARED,
+	K_FILE_PRIV, K_ANON_THP, NKINDS
+};
+
+static const char *const kind_name[] = {
+	"anon", "anon-shared", "memfd-shared", "memfd-private", "file-shared",
+	"file-private", "anon-thp",
+};
+
+static int rnd_prot(void)
+{
+	int r = rnd(100);
+
+	return r < 70 ? PROT_READ | PROT_WRITE : r < 85 ? PROT_READ :
+	       r < 93 ? PROT_NONE : PROT_READ | PROT_EXEC;
+}
+
+static const char *protstr(int prot)
+{
+	static char b[4];
+
+	b[0] = prot & PROT_READ ? 'r' : '-';
+	b[1] = prot & PROT_WRITE ? 'w' : '-';
+	b[2] = prot & PROT_EXEC ? 'x' : '-';
+	b[3] = 0;
+	return b;
+}
+
+/* A file or memfd of FILE_SZ whose [foff, foff+len) holds filebuf. */
+static int make_file(int x, enum kind k, size_t foff, size_t len)
+{
+	char name[64];
+	int f;
+
+	if (k == K_MEMFD_SHARED || k == K_MEMFD_PRIV) {
+		snprintf(name, sizeof(name), "frdiff%c%d", ar[x].tag, nobj);
+		f = memfd_create(name, MFD_CLOEXEC);
+	} else {
+		snprintf(name, sizeof(name), "/tmp/frdiff%c%d", ar[x].tag, nobj);
+		f = open(name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (f >= 0)
+			unlink(name);
+	}
+	if (f < 0)
+		return -1;
+	if (ftruncate(f, FILE_SZ) || pwrite(f, filebuf, len, foff) != (ssize_t)len) {
+		close(f);
+		return -1;
+	}
+	return f;
+}
+
+static void op_create(void)
+{
+	enum kind k = rnd(100) < 35 ? K_ANON : (enum kind)rnd(NKINDS);
+	size_t len = chance(20) ? SZ_2M + rnd_pages(SZ_2M) : rnd_pages(64 * PG);
+	size_t off, foff = k == K_ANON || k == K_ANON_SHARED || k == K_ANON_THP ?
+			   0 : rnd(MAXFOFF / PG) * PG;
+	int prot = rnd_prot(), stride = chance(30) ? 1 + rnd(4) : 1;
+	uint64_t s = fr_xorshift64(&rng);
+	int flags;
+
+	if (k == K_ANON_THP) {
+		len = (1 + rnd(2)) * SZ_2M;
+		off = rnd((USABLE - len) / SZ_2M + 1) * SZ_2M;
+	} else if (chance(30)) {
+		off = rnd((USABLE - len) / SZ_2M + 1) * SZ_2M;
+	} else {
+		off = rnd((USABLE - len) / PG + 1) * PG;
+	}
+	snprintf(opdesc, sizeof(opdesc), "create %s %s at +%#zx len %#zx foff %#zx stride %d",
+		 kind_name[k], protstr(prot), off, len, foff, stride);
+	if (k != K_ANON && k != K_ANON_SHARED && k != K_ANON_THP)
+		fill_pattern(filebuf, len, s);
+	nobj++;
+	for (int x = 0; x < 2; x++) {
+		char *p = ar[x].base + off;
+		int f = -1;
+
+		switch (k) {
+		case K_ANON:
+		case K_ANON_THP:
+			flags = MAP_PRIVATE | MAP_ANONYMOUS;
+			break;
+		case K_ANON_SHARED:
+			flags = MAP_SHARED | MAP_ANONYMOUS;
+			break;
+		case K_MEMFD_SHARED:
+		case K_FILE_SHARED:
+			flags = MAP_SHARED;
+			break;
+		default:
+			flags = MAP_PRIVATE;
+			break;
+		}
+		if (flags & MAP_ANONYMOUS)
+			foff = 0;
+		else if ((f = make_file(x, k, foff, len)) < 0)
+			continue;	/* the maps check reports it */
+		if (mmap(p, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED, f, foff) == MAP_FAILED) {
+			if (f >= 0)
+				close(f);
+			continue;
+		}
+		if (f >= 0)
+			close(f);
+		if (k == K_ANON_THP)
+			madvise(p, len, MADV_HUGEPAGE);
+		/* Anonymous memory gets the pattern; private files some COW pages. */
+		if (flags & MAP_ANONYMOUS) {
+			for (size_t o = 0; o < len; o += stride * PG)
+				fill_pattern_off(p + o, PG, s, o / PG);
+		} else if (k == K_MEMFD_PRIV || k == K_FILE_PRIV) {
+			for (size_t o = 0; o < len; o += 3 * stride * PG)
+				fill_pattern_off(p + o, PG, s ^ 1, o / PG);
+		}
+		if (prot != (PROT_READ | PROT_WRITE))
+			mprotect(p, len, prot);
+	}
+}
+
+/* A random page-aligned range of the arena. */
+static void rnd_range(size_t *off, size_t *len)
+{
+	*len = chance(15) ? rnd_pages(MAXMAP) : rnd_pages(32 * PG);
+	*off = rnd((USABLE - *len) / PG + 1) * PG;
+}
+
+static void op_unmap(void)
+{
+	size_t off, len;
+
+	rnd_range(&off, &len);
+	snprintf(opdesc, sizeof(opdesc), "munmap +%#zx len %#zx", off, len);
+	munmap(ar[0].base + off, len);
+	munmap(ar[1].base + off, len);
+}
+
+static void op_protect(void)
+{
+	int prot = rnd_prot(), ra, rb, ea, eb;
+	size_t off, len;
+
+	rnd_range(&off, &len);
+	snprintf(opdesc, sizeof(opdesc), "mprotect +%#zx len %#zx %s", off, len, protstr(prot));
+	ra = mprotect(ar[0].base + off, len, prot);
+	ea = errno;
+	rb = mprotect(ar[1].base + off, len, prot);
+	eb = errno;
+	if (ra != rb || (ra && ea != eb)) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "%s vs %s", ra ? fr_errname(ea) : "ok",
+			 rb ? fr_errname(eb) : "ok");
+		diverged("mprotect outcome differs", why);
+	}
+}
+
+static void op_zap(void)
+{
+	size_t off, len;
+
+	rnd_range(&off, &len);
+	snprintf(opdesc, sizeof(opdesc), "madvise DONTNEED +%#zx len %#zx", off, len);
+	madvise(ar[0].base + off, len, MADV_DONTNEED);
+	madvise(ar[1].base + off, len, MADV_DONTNEED);
+}
+
+/* Writes (or reads) pages of a range in both arenas; faults must match. */
+static void op_touch(void)
+{
+	int write = chance(70);
+	uint64_t s = fr_xorshift64(&rng);
+	size_t off, len;
+
+	rnd_range(&off, &len);
+	snprintf(opdesc, sizeof(opdesc), "%s +%#zx len %#zx", write ? "write" : "read", off, len);
+	for (size_t o = off; o < off + len; o += PG) {
+		int f[2];
+
+		for (int x = 0; x < 2; x++) {
+			uint64_t v;
+
+			if (write) {
+				pattern_page(pagebuf[0], s, o / PG);
+				f[x] = fr_probe_write_page(ar[x].base + o, pagebuf[0]);
+			} else {
+				f[x] = fr_probe_read(ar[x].base + o, &v);
+			}
+		}
+		if (f[0] != f[1]) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "page +%#zx: %s faults in %s only", o,
+				 write ? "write" : "read", f[0] ? "A" : "B");
+			diverged("access differs", why);
+			return;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Remap                                                                   */
+
+struct remap {
+	size_t old_off, old_size, new_size, new_off;
+	long old_mis;		/* misalignment added to the old address */
+	long new_mis;
+	unsigned int flags;
+	int new_kind;		/* 0: NULL, 1: arena offset, 2: absolute */
+	uintptr_t new_abs;
+};
+
+static char *old_addr(int x, const struct remap *r)
+{
+	return ar[x].base + r->old_off + r->old_mis;
+}
+
+static char *new_addr(int x, const struct remap *r)
+{
+	if (r->new_kind == 0)
+		return NULL;
+	if (r->new_kind == 2)
+		return (char *)r->new_abs;
+	return ar[x].base + r->new_off + r->new_mis;
+}
+
+static size_t palign(size_t n)
+{
+	return (n + PG - 1) & ~(PG - 1);
+}
+
+/* Picks a random remap, mostly of existing mappings (from arena A). */
+static void gen_remap(struct remap *r)
+{
+	static struct fr_map m[MAXC];
+	int n, fl;
+	size_t maxnew;
+
+	memset(r, 0, sizeof(*r));
+	n = maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE, m, MAXC);
+	if (n > MAXC)
+		n = MAXC;
+	if (n && chance(85)) {
+		const struct fr_map *e = &m[rnd(n)];
+		size_t s = e->start - (uintptr_t)ar[0].base, l = e->end - e->start, rem;
+
+		r->old_off = s + (chance(50) ? 0 : rnd(l / PG) * PG);
+		rem = s + l - r->old_off;
+		r->old_size = chance(55) ? rem : rnd_pages(rem);
+		if (chance(10))		/* run past the VMA */
+			r->old_size += rnd_pages(64 * PG);
+	} else {
+		r->old_off = rnd(USABLE / PG) * PG;
+		r->old_size = rnd_pages(256 * PG);
+	}
+	if (r->old_size > MAXMAP)
+		r->old_size = MAXMAP;
+	if (r->old_off + r->old_size > USABLE)
+		r->old_size = USABLE - r->old_off;
+	if (!r->old_size)
+		r->old_size = PG;
+
+	fl = rnd(100);
+	r->flags = fl < 55 ? MM | FX : fl < 68 ? MM : fl < 75 ? 0 :
+		   fl < 85 ? MM | FX | DU : fl < 90 ? MM | DU : fl < 93 ? FX :
+		   fl < 95 ? DU : fl < 97 ? MM | FX | (1u << (3 + rnd(29))) : MM | FX;
+
+	/* Sizes. */
+	fl = rnd(100);
+	if (fl < 50 || ((r->flags & DU) && chance(85))) {
+		r->new_size = r->old_size;
+	} else if (fl < 68 && r->old_size < MAXMAP) {
+		r->new_size = r->old_size + rnd_pages(MAXMAP - r->old_size);
+	} else if (fl < 85 && r->old_size > PG) {
+		r->new_size = rnd_pages(r->old_size - PG);
+	} else {
+		r->new_size = r->old_size;
+		switch (rnd(6)) {
+		case 0:
+			r->new_size = 0;
+			break;
+		case 1:
+			r->new_size = r->old_size + 1 + rnd(PG - 1);	/* unaligned */
+			break;
+		case 2:
+			r->old_size -= 1 + rnd(PG - 1);		/* unaligned */
+			break;
+		case 3:
+			r->old_size = 0;			/* duplicate */
+			break;
+		case 4:
+			r->old_size = ~0UL;			/* aligns to 0 */
+			break;
+		default:
+			r->old_mis = 1 + rnd(PG - 1);		/* misaligned */
+			break;
+		}
+	}
+	if (r->new_size > MAXMAP)
+		r->new_size = MAXMAP;
+	/* In-place growth may not leave the arena (the guard stops it). */
+
+	/* New address. */
+	if (!(r->flags & FX))
+		return;		/* NULL: DONTUNMAP alone takes it as a hint */
+	r->new_kind = 1;
+	maxnew = USABLE - palign(r->new_size ? r->new_size : PG);
+	fl = rnd(100);
+	if (fl < 25) {			/* PMD-aligned relative to the source */
+		size_t base = r->old_off % SZ_2M;
+
+		r->new_off = base + rnd((maxnew - base) / SZ_2M + 1) * SZ_2M;
+		if (r->new_off > maxnew)
+			r->new_off = base;
+	} else if (fl < 35) {		/* overlapping the source */
+		long np = (long)((r->old_size <= MAXMAP ? r->old_size : PG) / PG);
+		long d = (long)rnd(2 * np + 1) - np;
+		long at = (long)r->old_off + d * (long)PG;
+
+		r->new_off = at < 0 ? 0 : (size_t)at > maxnew ? maxnew : (size_t)at;
+	} else if (fl < 45 && n) {	/* onto an existing mapping */
+		r->new_off = m[rnd(n)].start - (uintptr_t)ar[0].base;
+		if (r->new_off > maxnew)
+			r->new_off = maxnew;
+	} else if (fl < 47) {		/* misaligned */
+		r->new_off = rnd(maxnew / PG + 1) * PG;
+		r->new_mis = 1 + rnd(PG - 1);
+		if (r->new_off + r->new_mis > maxnew)
+			r->new_off = 0;
+	} else if (fl < 48) {		/* beyond the address space */
+		r->new_kind = 2;
+		r->new_abs = chance(50) ? 0x7ffffffff000UL : ~0UL & ~4095UL;
+	} else {
+		r->new_off = rnd(maxnew / PG + 1) * PG;
+	}
+}
+
+static void remap_str(const struct remap *r)
+{
+	char nb[64];
+
+	if (r->new_kind == 0)
+		snprintf(nb, sizeof(nb), "NULL");
+	else if (r->new_kind == 2)
+		snprintf(nb, sizeof(nb), "%#lx", (unsigned long)r->new_abs);
+	else
+		snprintf(nb, sizeof(nb), "arena+%#zx", r->new_off + r->new_mis);
+	snprintf(opdesc, sizeof(opdesc),
+		 "remap(arena+%#zx, old_size %#zx, new_size %#zx, %s, %s)",
+		 r->old_off + r->old_mis, r->old_size, r->new_size, fr_flagstr(r->flags), nb);
+}
+
+/* PROT_NONE plugs over the holes of the arenas, for non-FIXED moves. */
+static struct {
+	char *p;
+	size_t len;
+} plugs[2 * MAXC];
+static int nplugs;
+
+/*
+ * Plugs every hole of arena x (from the last snapshot) except the one
+ * starting at keep (if any).
+ */
+static void plug(int x, const char *keep)
+{
+	static struct fr_map m[MAXC];
+	uintptr_t lo = (uintptr_t)ar[x].base, at = lo;
+	int n = maps_parse(lo, lo + USABLE, m, MAXC);
+
+	if (n > MAXC)
+		n = MAXC;
+	for (int i = 0; i <= n; i++) {
+		uintptr_t end = i < n ? m[i].start : lo + USABLE;
+
+		if (end > at && (char *)at != keep && nplugs < (int)ARRAY_SIZE(plugs) &&
+		    mmap((void *)at, end - at, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+			 -1, 0) == (void *)at) {
+			plugs[nplugs].p = (char *)at;
+			plugs[nplugs++].len = end - at;
+		}
+		if (i < n)
+			at = m[i].end;
+	}
+}
+
+static void unplug(void)
+{
+	while (nplugs > 0) {
+		nplugs--;
+		munmap(plugs[nplugs].p, plugs[nplugs].len);
+	}
+}
+
+/*
+ * Plugs the holes of both arenas from the current snapshot, before a
+ * non-FIXED MAYMOVE remap, so that a moved result lands outside them;
+ * each arena keeps the hole right after the old range, where a growing
+ * mapping may expand in place. (Neither call can then place its result in
+ * a hole the other one opened: a move out leaves at most old_size plus
+ * that kept hole, which is too small for new_size, or it would have grown
+ * in place.)
+ */
+static int plug_for(const struct remap *r)
+{
+	if (!(r->flags & MM) || (r->flags & FX))
+		return 0;
+	for (int x = 0; x < 2; x++)
+		plug(x, r->new_size > r->old_size && !(r->flags & DU) ?
+		     old_addr(x, r) + palign(r->old_size) : NULL);
+	return 1;
+}
+
+/* Runs the remap in arena x, with the ioctl or mremap(2). */
+static void *exec_remap(int x, const struct remap *r, int ioctl_it, int *err,
+			struct fastremap_remap *out)
+{
+	void *p;
+
+	if (ioctl_it)
+		p = fr_remap(fd, old_addr(x, r), r->old_size, r->new_size, r->flags,
+			     new_addr(x, r), out);
+	else
+		p = sys_mremap(old_addr(x, r), r->old_size, r->new_size, r->flags,
+			       new_addr(x, r));
+	*err = errno;
+	return p;
+}
+
+static void op_remap(void)
+{
+	static struct centry pre_a[MAXC], pre_b[MAXC], now[MAXC];
+	struct fastremap_remap fr;
+	struct remap r;
+	char why[400];
+	void *pa, *pb;
+	int ea, eb, declined = 0, plugged, npa, npb, nn;
+	size_t span, nlo = 0, nlen = 0;
+
+	if (!snap_ok)
+		snap();
+	gen_remap(&r);
+	remap_str(&r);
+	n_remap++;
+	npa = canon((uintptr_t)ar[0].base, USABLE, pre_a);
+	npb = canon((uintptr_t)ar[1].base, USABLE, pre_b);
+
+	plugged = plug_for(&r);
+	snap_ok = 0;
+	pa = exec_remap(0, &r, 0, &ea, NULL);
+	pb = exec_remap(1, &r, 1, &eb, &fr);
+	if (pb == MAP_FAILED && eb == EOPNOTSUPP) {
+		n_declined++;
+		declined = 1;
+		if (pa == MAP_FAILED)
+			n_declined_bad++;	/* mremap(2) rejects it anyway */
+		/* Declining must change nothing: check B, then use mremap(2). */
+		if (plugged)
+			unplug();
+		snap();
+		nn = canon((uintptr_t)ar[1].base, USABLE, now);
+		if (nn != npb || memcmp(now, pre_b, nn * sizeof(now[0]))) {
+			if (pa != MAP_FAILED && !in_arena(0, pa))
+				munmap(pa, r.new_size);
+			diverged("declined (EOPNOTSUPP) but changed the mappings", opdesc);
+			return;
+		}
+		plugged = plug_for(&r);
+		snap_ok = 0;
+		pb = exec_remap(1, &r, 0, &eb, NULL);
+	}
+	if (plugged)
+		unplug();
+	if (trace)
+		tap_diag("op %d: %s -> A %s, B %s%s", op_i, opdesc,
+			 pa == MAP_FAILED ? fr_errname(ea) : "ok",
+			 pb == MAP_FAILED ? fr_errname(eb) : "ok", declined ? " (declined)" : "");
+
+	if ((pa == MAP_FAILED) != (pb == MAP_FAILED) ||
+	    (pa == MAP_FAILED && ea != eb)) {
+		snprintf(why, sizeof(why), "mremap(2) %s, ioctl %s",
+			 pa == MAP_FAILED ? fr_errname(ea) : "succeeds",
+			 pb == MAP_FAILED ? fr_errname(eb) : "succeeds");
+		if (pa != MAP_FAILED && !in_arena(0, pa))
+			munmap(pa, r.new_size);
+		if (pb != MAP_FAILED && !in_arena(1, pb))
+			munmap(pb, r.new_size);
+		diverged("outcome differs", why);
+		return;
+	}
+
+	/* The ranges whose contents to compare: old (incl. growth) and new. */
+	span = palign(r.old_size > r.new_size ? r.old_size : r.new_size);
+	if (r.new_kind == 1) {
+		nlo = r.new_off;
+		nlen = span;
+	}
+
+	if (pa == MAP_FAILED) {
+		n_fail++;
+		snap();
+		if (!declined && !fr_nodev()) {
+			/* The ioctl must fail without side effects... */
+			nn = canon((uintptr_t)ar[1].base, USABLE, now);
+			if (nn != npb || memcmp(now, pre_b, nn * sizeof(now[0]))) {
+				snprintf(why, sizeof(why), "ioctl failed with %s but changed the mappings",
+					 fr_errname(eb));
+				diverged("failure with side effects", why);
+				return;
+			}
+			/* ... while mremap(2) may have changed A: do the same to B. */
+			nn = canon((uintptr_t)ar[0].base, USABLE, now);
+			if (nn != npa || memcmp(now, pre_a, nn * sizeof(now[0]))) {
+				n_side++;
+				pb = exec_remap(1, &r, 0, &eb, NULL);
+				if (pb != MAP_FAILED || eb != ea) {
+					snprintf(why, sizeof(why), "mremap(2) gave %s in A and %s in B",
+						 fr_errname(ea),
+						 pb == MAP_FAILED ? fr_errname(eb) : "success");
+					diverged("kernel not deterministic", why);
+					return;
+				}
+			}
+		}
+		check_arenas(r.old_off, span, nlo, nlen, "after a failed remap");
+		return;
+	}
+
+	n_ok++;
+	if (r.flags & FX) {
+		if (pb != new_addr(1, &r)) {
+			diverged("FIXED result elsewhere", "the ioctl did not return new_addr");
+			return;
+		}
+	} else if (!in_arena(0, pa)) {
+		/* Moved out of the arena: compare the results, then drop them. */
+		n_escape++;
+		snap();
+		if (maps_differ((uintptr_t)pa, (uintptr_t)pb, palign(r.new_size),
+				why, sizeof(why)) ||
+		    contents_differ(pa, pb, palign(r.new_size), why, sizeof(why))) {
+			munmap(pa, r.new_size);
+			munmap(pb, r.new_size);
+			diverged("moved results differ", why);
+			return;
+		}
+		if (in_arena(1, pb))
+			n_place++;
+		munmap(pa, r.new_size);
+		munmap(pb, r.new_size);
+	} else if (pb != ar[1].base + ((char *)pa - ar[0].base)) {
+		/* mremap(2) kept it in the arena, the ioctl put it elsewhere. */
+		char *want = ar[1].base + ((char *)pa - ar[0].base);
+
+		n_place++;
+		if (!in_arena(1, pb)) {
+			snap();
+			if (contents_differ(pa, pb, palign(r.new_size), why, sizeof(why))) {
+				diverged("moved results differ", why);
+				return;
+			}
+		}
+		if (sys_mremap(pb, r.new_size, r.new_size, MM | FX, want) != want) {
+			diverged("placement differs", "cannot move the ioctl's result to mremap(2)'s place");
+			return;
+		}
+	}
+	check_arenas(r.old_off, span, nlo, nlen, "after the remap");
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define SEED_DEFAULT 20261130
+
+int main(int argc, char **argv)
+{
+	int nops = NOPS_DEFAULT;
+	double t0 = fr_now();
+
+	fr_parse_args(&argc, argv);
+	/*
+	 * A fixed seed by default, so that the test suite is reproducible;
+	 * "random" explores a new one (printed, to replay what it finds).
+	 */
+	seed = SEED_DEFAULT;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--trace"))
+			trace = 1;
+		else if (!strcmp(argv[i], "random"))
+			seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+			nops = atoi(argv[++i]);
+		else
+			seed = strtoull(argv[i], NULL, 0);
+	}
+	rng = fr_mix64(seed) | 1;
+	tap_diag("seed %" PRIu64 ", %d operations (rerun with: t_remap_diff %s%" PRIu64 ")",
+		 seed, nops, fr_nodev() ? "--selftest-mremap " : "", seed);
+	fr_probe_init();
+	fd = fr_open();
+	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
+		return tap_done();
+	if (!tap_ok(arena_init(&ar[0], 'A') == 0 && arena_init(&ar[1], 'B') == 0,
+		    "reserve two %zu MiB arenas", USABLE / SZ_1M))
+		return tap_done();
+
+	for (op_i = 0; op_i < nops; op_i++) {
+		static struct fr_map m[MAXC];
+		static int fresh;
+		int r = rnd(100);
+
+		/*
+		 * Fragmented arenas make every maps read and plug slow under
+		 * emulation: start a fresh epoch (both wiped) now and then.
+		 */
+		if (snap_ok && maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE,
+					  m, MAXC) > MAX_VMAS) {
+			arena_wipe(&ar[0]);
+			arena_wipe(&ar[1]);
+			snap_ok = 0;
+			n_epochs++;
+			fresh = 6;
+		}
+		if (fresh-- > 0 || op_i < 8 || r < 15)
+			op_create();
+		else if (r < 22)
+			op_unmap();
+		else if (r < 30)
+			op_protect();
+		else if (r < 35)
+			op_zap();
+		else if (r < 45)
+			op_touch();
+		else {
+			op_remap();
+			continue;	/* checked its own ranges */
+		}
+		if (trace)
+			tap_diag("op %d: %s", op_i, opdesc);
+		snap_ok = 0;
+		if (!(op_i % FULL_EVERY))
+			check_arenas(0, USABLE, 0, 0, "(periodic full check)");
+		else
+			check_arenas(0, 0, 0, 0, "after a plain operation");
+	}
+	snprintf(opdesc, sizeof(opdesc), "final full check");
+	check_arenas(0, USABLE, 0, 0, "at the end");
+
+	tap_diag("%d ops: %ld remaps (%ld succeeded, %ld failed alike), %ld declined (%ld of them invalid anyway)",
+		 nops, n_remap, n_ok, n_fail, n_declined, n_declined_bad);
+	tap_diag("%ld escaped moves compared, %ld placement differences, %ld mremap(2) failures with side effects replayed",
+		 n_escape, n_place, n_side);
+	tap_diag("%ld times the VMA split differed (allowed; arenas re-synced)", n_split);
+	tap_diag("%ld divergences, %ld resyncs, %ld fresh epochs, %.2f s", n_div, n_resync,
+		 n_epochs, fr_now() - t0);
+	tap_ok(n_div == 0, "seed %" PRIu64 ": %d ops, no divergence between mremap(2) and the ioctl (%ld found)",
+	       seed, nops, n_div);
+	close(fd);
+	return tap_done();
+}

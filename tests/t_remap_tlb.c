@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TLB flushes of FASTREMAP_IOC_REMAP, seen from the tlb:tlb_flush
+ * tracepoint: one ioctl against one mremap(2) of an identical twin, for
+ * several sizes at PMD-aligned and 4 KiB-misaligned destinations and for
+ * 1 GiB at a PUD-aligned one, in a single-threaded process pinned to one
+ * CPU. The ioctl must report tlb_flushes == 1, and its tracepoint count
+ * (which includes the kernel's own unmap of the old range) must stay
+ * small (<= 3) whatever the size, while mremap(2) flushes per PMD extent;
+ * both counts are reported. What is counted are flush requests: "flush on
+ * task switch" events are context switches, not the call's doing, and a
+ * "remote ipi send" event only doubles a request when another CPU still
+ * has the mm in its cpumask (say, from before the pinning); both are
+ * reported, not counted. Skips without tracefs. Runs as root inside the
+ * test VM with the module loaded.
+ *
+ * Usage: t_remap_tlb [--selftest-mremap] [SEED]
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include "remap_util.h"
+
+#define MAX_IOCTL_FLUSHES	3
+#define TASK_SWITCH		"flush on task switch"
+#define IPI_SEND		"remote ipi send"
+
+static int fd = -1;
+
+struct tcase {
+	const char *name;
+	size_t len;
+	size_t src_align, dst_align;
+	size_t touch_step;	/* one touched page per touch_step bytes */
+};
+
+static const struct tcase cases[] = {
+	{ "2M, PMD-aligned", SZ_2M, SZ_2M, SZ_2M, 8 * PG },
+	{ "16M, PMD-aligned", 16 * SZ_1M, SZ_2M, SZ_2M, 8 * PG },
+	{ "64M, PMD-aligned", 64 * SZ_1M, SZ_2M, SZ_2M, 8 * PG },
+	{ "2M, 4K-misaligned", SZ_2M, SZ_2M, SZ_4K, 8 * PG },
+	{ "16M, 4K-misaligned", 16 * SZ_1M, SZ_2M, SZ_4K, 8 * PG },
+	{ "64M, 4K-misaligned", 64 * SZ_1M, SZ_2M, SZ_4K, 8 * PG },
+	{ "1G, PUD-aligned", SZ_1G, SZ_1G, SZ_1G, SZ_2M },
+};
+
+struct call {
+	char *src, *dst, *p;
+	size_t len;
+	int ioctl_it, err;
+	struct fastremap_remap r;
+};
+
+static void do_call(void *arg)
+{
+	struct call *c = arg;
+
+	if (c->ioctl_it)
+		c->p = fr_remap(fd, c->src, c->len, c->len,
+				MREMAP_MAYMOVE | MREMAP_FIXED, c->dst, &c->r);
+	else
+		c->p = sys_mremap(c->src, c->len, c->len,
+				  MREMAP_MAYMOVE | MREMAP_FIXED, c->dst);
+	c->err = errno;
+}
+
+/* One page per step: the pattern; returns the pages touched. */
+static size_t touch(char *p, size_t len, size_t step, uint64_t s)
+{
+	size_t n = 0;
+
+	for (size_t o = 0; o < len; o += step, n++)
+		fill_pattern_off(p + o, PG, s, o / PG);
+	return n;
+}
+
+static long verify(const char *p, size_t len, size_t step, uint64_t s)
+{
+	for (size_t o = 0; o < len; o += step * 16) {
+		long bad = verify_pattern_off(p + o, PG, s, o / PG, 0);
+
+		if (bad >= 0)
+			return o + bad;
+	}
+	return -1;
+}
+
+/* The flush requests of the call itself (see the top comment). */
+static int own(const struct fr_tlb_counts *c)
+{
+	return c->total - fr_tlb_reason(c, TASK_SWITCH) - fr_tlb_reason(c, IPI_SEND);
+}
+
+static void reasons(char *b, size_t n, const struct fr_tlb_counts *c)
+{
+	size_t at = 0;
+
+	b[0] = 0;
+	for (int i = 0; i < c->nreasons && at < n; i++)
+		at += snprintf(b + at, n - at, "%s%s: %d", i ? ", " : "",
+			       c->r[i].reason, c->r[i].count);
+}
+
+int main(int argc, char **argv)
+{
+	int ioctl_counts[ARRAY_SIZE(cases)], nio = 0;
+	uint64_t seed;
+	cpu_set_t cs;
+	int cpu;
+
+	fr_parse_args(&argc, argv);
+	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
+	tap_diag("pattern seed %" PRIu64, seed);
+	if (!fr_tracefs()) {
+		tap_skip_test("no tracefs with events/tlb/tlb_flush (or not root)",
+			      "TLB flush tracepoint counts");
+		return tap_done();
+	}
+	cpu = sched_getcpu();
+	CPU_ZERO(&cs);
+	CPU_SET(cpu < 0 ? 0 : cpu, &cs);
+	tap_ok(sched_setaffinity(0, sizeof(cs), &cs) == 0, "pinned to CPU %d", cpu);
+
+	fd = fr_open();
+	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
+		return tap_done();
+	if (!tap_ok(tlb_trace_begin() == 0, "enable the tlb:tlb_flush event")) {
+		close(fd);
+		return tap_done();
+	}
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		const struct tcase *tc = &cases[k];
+		struct fr_area sa[2], da[2];
+		struct call c[2];
+		struct fr_tlb_counts tc_ioctl, tc_mremap;
+		char ri[256], rm[256];
+		uint64_t s = seed + k;
+		int ret[2];
+
+		memset(c, 0, sizeof(c));
+		for (int x = 0; x < 2; x++) {
+			c[x].src = map_aligned(tc->len, tc->src_align, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa[x]);
+			c[x].dst = c[x].src ? fr_pick(tc->len, tc->dst_align, &da[x]) : NULL;
+			c[x].len = tc->len;
+			c[x].ioctl_it = x;
+			if (c[x].src) {
+				madvise(c[x].src, tc->len, MADV_NOHUGEPAGE);
+				touch(c[x].src, tc->len, tc->touch_step, s);
+			}
+		}
+		if (!c[0].dst || !c[1].dst) {
+			tap_skip_test("mmap failed", "%s", tc->name);
+			for (int x = 0; x < 2; x++) {
+				if (c[x].src)
+					fr_release(&sa[x]);
+				if (c[x].dst)
+					fr_release(&da[x]);
+			}
+			continue;
+		}
+		/* mremap(2) first, so that both calls find warm caches alike. */
+		ret[0] = tlb_trace_count(do_call, &c[0], &tc_mremap);
+		ret[1] = tlb_trace_count(do_call, &c[1], &tc_ioctl);
+		if (!tap_ok(!ret[0] && !ret[1], "%s: tracing works (%s)", tc->name,
+			    strerror(-(ret[0] ? ret[0] : ret[1]))))
+			goto next;
+		if (!tap_ok(c[0].p == c[0].dst && c[1].p == c[1].dst,
+			    "%s: both calls move (mremap %s, ioctl %s)", tc->name,
+			    c[0].p == c[0].dst ? "ok" : fr_errname(c[0].err),
+			    c[1].p == c[1].dst ? "ok" : fr_errname(c[1].err)))
+			goto next;
+		tap_ok(verify(c[1].dst, tc->len, tc->touch_step, s) < 0 &&
+		       verify(c[0].dst, tc->len, tc->touch_step, s) < 0,
+		       "%s: data intact (sampled)", tc->name);
+
+		reasons(ri, sizeof(ri), &tc_ioctl);
+		reasons(rm, sizeof(rm), &tc_mremap);
+		tap_diag("%s: ioctl: %d tlb_flush events [%s], counter tlb_flushes %lld",
+			 tc->name, tc_ioctl.total, ri,
+			 fr_counted(&c[1].r) ? (long long)c[1].r.tlb_flushes : -1LL);
+		tap_diag("%s: mremap(2): %d tlb_flush events [%s]", tc->name,
+			 tc_mremap.total, rm);
+		if (fr_nodev())
+			goto next;
+		tap_ok(c[1].r.tlb_flushes == 1, "%s: the ioctl reports one TLB flush (%llu)",
+		       tc->name, (unsigned long long)c[1].r.tlb_flushes);
+		tap_ok(own(&tc_ioctl) <= MAX_IOCTL_FLUSHES,
+		       "%s: the ioctl causes at most %d TLB flush requests (%d; mremap(2): %d)",
+		       tc->name, MAX_IOCTL_FLUSHES, own(&tc_ioctl), own(&tc_mremap));
+		ioctl_counts[nio++] = own(&tc_ioctl);
+next:
+		for (int x = 0; x < 2; x++) {
+			fr_release(&sa[x]);
+			fr_release(&da[x]);
+		}
+	}
+	if (nio > 1) {
+		int lo = ioctl_counts[0], hi = ioctl_counts[0];
+
+		for (int i = 1; i < nio; i++) {
+			lo = ioctl_counts[i] < lo ? ioctl_counts[i] : lo;
+			hi = ioctl_counts[i] > hi ? ioctl_counts[i] : hi;
+		}
+		tap_diag("ioctl tlb_flush events per call, over all sizes: %d..%d", lo, hi);
+	}
+	tlb_trace_end();
+	close(fd);
+	return tap_done();
+}
