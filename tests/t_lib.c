@@ -1,0 +1,1267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libfastremap in both worlds. On a machine without the device (the
+ * host) every call must take the mremap(2) fallback; in the test VM with
+ * the module loaded the supported cases must take the fast path. In both,
+ * every call must give what the mremap system call gives on a twin
+ * mapping: the same success or errno, the same data, the same mappings.
+ * Also: the handshake, FASTREMAP_NO_FALLBACK and FASTREMAP_MREMAP_ONLY,
+ * errno left alone on success, threads racing on the lazy open, fork(),
+ * and a caller that closes or reuses the library's descriptor.
+ *
+ * Linked with the static library: build/userspace/libfastremap.a.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "fastremap.h"
+#include "tap.h"
+
+#define DEVICE		"/dev/fastremap"
+#define KIB		(1UL << 10)
+#define MIB		(1UL << 20)
+#define PMD		(2 * MIB)
+#define ARENA		(64 * MIB)
+
+#ifndef __NR_mseal
+#define __NR_mseal	462
+#endif
+
+/* What this machine is expected to do. */
+static int module_world;	/* the device opens: fast path expected */
+static int fallback_reason;	/* otherwise, the reason every call reports */
+
+static const char *reason_name(int r)
+{
+	static const char *const names[] = {
+		"NONE", "NO_DEVICE", "NO_ACCESS", "OPEN_FAILED", "ABI",
+		"DECLINED", "FLAGS", "CALLER", "FD_LOST",
+	};
+
+	return r >= 0 && r < (int)(sizeof(names) / sizeof(names[0])) ?
+	       names[r] : "?";
+}
+
+/* ---- memory helpers ---- */
+
+/* An aligned range inside a fresh PROT_NONE reservation, slack trimmed. */
+static char *reserve(size_t len, size_t align)
+{
+	char *p = mmap(NULL, len + align, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (p + len + align > a + len)
+		munmap(a + len, (size_t)(p + len + align - (a + len)));
+	return a;
+}
+
+static int map_rw(char *at, size_t len, int flags)
+{
+	return mmap(at, len, PROT_READ | PROT_WRITE,
+		    flags | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == at ? 0 : -1;
+}
+
+static uint64_t pattern(size_t word)
+{
+	return (word + 7) * 0x9e3779b97f4a7c15ULL;
+}
+
+static void fill(char *p, size_t len)
+{
+	for (size_t k = 0; k < len / 8; k++)
+		((uint64_t *)p)[k] = pattern(k);
+}
+
+/* Words of len bytes at p that do not hold the pattern. */
+static size_t bad_words(const char *p, size_t len)
+{
+	size_t bad = 0;
+
+	for (size_t k = 0; k < len / 8; k++)
+		bad += ((const uint64_t *)p)[k] != pattern(k);
+	return bad;
+}
+
+static size_t nonzero_words(const char *p, size_t len)
+{
+	size_t bad = 0;
+
+	for (size_t k = 0; k < len / 8; k++)
+		bad += ((const uint64_t *)p)[k] != 0;
+	return bad;
+}
+
+static size_t page_align(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+/*
+ * The mappings inside [base, base + len) as /proc/self/maps shows them,
+ * relative to base, with a hash of the contents of the readable ones.
+ */
+struct sig {
+	int n;
+	struct {
+		size_t start, end;
+		char perms[5];
+		uint64_t hash;
+	} v[64];
+};
+
+static char maps_buf[1 << 18];
+
+static void sig_take(struct sig *s, char *base, size_t len)
+{
+	uintptr_t lo = (uintptr_t)base, hi = lo + len;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t r;
+	char *line;
+
+	s->n = 0;
+	if (fd < 0)
+		return;
+	while (n < sizeof(maps_buf) - 1 &&
+	       (r = read(fd, maps_buf + n, sizeof(maps_buf) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	maps_buf[n] = 0;
+	for (line = maps_buf; line && *line; line = strchr(line, '\n'),
+	     line = line ? line + 1 : NULL) {
+		unsigned long a, b;
+		char perms[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &a, &b, perms) != 3)
+			continue;
+		if (b <= lo || a >= hi)
+			continue;
+		if (a < lo)
+			a = lo;
+		if (b > hi)
+			b = hi;
+		if (s->n == 64)
+			break;
+		s->v[s->n].start = a - lo;
+		s->v[s->n].end = b - lo;
+		memcpy(s->v[s->n].perms, perms, 5);
+		s->v[s->n].hash = 0;
+		s->n++;
+	}
+	/* Hash after parsing: reading memory may change the maps file. */
+	for (int k = 0; k < s->n; k++) {
+		uint64_t h = 1469598103934665603ULL;
+
+		if (s->v[k].perms[0] != 'r')
+			continue;
+		for (size_t off = s->v[k].start; off < s->v[k].end; off += 8)
+			h = (h ^ *(uint64_t *)(base + off)) * 1099511628211ULL;
+		s->v[k].hash = h;
+	}
+}
+
+static int sig_eq(const struct sig *a, const struct sig *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (int k = 0; k < a->n; k++)
+		if (a->v[k].start != b->v[k].start || a->v[k].end != b->v[k].end ||
+		    strcmp(a->v[k].perms, b->v[k].perms) ||
+		    a->v[k].hash != b->v[k].hash)
+			return 0;
+	return 1;
+}
+
+static void sig_diag(const char *who, const struct sig *s)
+{
+	for (int k = 0; k < s->n; k++)
+		tap_diag("  %s: +%#zx-+%#zx %s %016llx", who, s->v[k].start,
+			 s->v[k].end, s->v[k].perms,
+			 (unsigned long long)s->v[k].hash);
+}
+
+/* Descriptors of this process open on the device. */
+static int device_fds(int *which)
+{
+	char path[300], link[64];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		ssize_t l;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = 0;
+		if (!strcmp(link, DEVICE)) {
+			if (which)
+				*which = atoi(d->d_name);
+			n++;
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+static int fd_is(int fd, const char *what)
+{
+	char path[64], link[64];
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	l = readlink(path, link, sizeof(link) - 1);
+	if (l <= 0)
+		return 0;
+	link[l] = 0;
+	return !strcmp(link, what);
+}
+
+static long sys_mremap(void *old, size_t old_size, size_t new_size, int flags,
+		       void *new_addr)
+{
+	return syscall(SYS_mremap, old, old_size, new_size,
+		       (unsigned long)(unsigned int)flags, new_addr);
+}
+
+/* Whether stats say the call took the path this world expects. */
+enum expect {
+	E_MOVE,		/* module world: the module moved entries */
+	E_MODULE,	/* module world: the module answered */
+	E_DECLINED,	/* module world: declined, mremap(2) answered */
+	E_FLAGS,	/* any world: flags unknown to the module */
+	E_ANY,		/* module world: either */
+};
+
+static int path_ok(enum expect e, const struct fastremap_stats *st)
+{
+	if (e == E_FLAGS)
+		return !st->used_module && st->reason == FASTREMAP_REASON_FLAGS;
+	if (!module_world)
+		return !st->used_module && st->reason == fallback_reason;
+	switch (e) {
+	case E_MOVE:
+		return st->used_module && st->tlb_flushes >= 1 &&
+		       st->moved_pud + st->moved_pmd + st->moved_thp +
+		       st->moved_pte > 0;
+	case E_MODULE:
+		return st->used_module && st->reason == FASTREMAP_REASON_NONE;
+	case E_DECLINED:
+		return !st->used_module &&
+		       st->reason == FASTREMAP_REASON_DECLINED &&
+		       st->reason_errno == EOPNOTSUPP;
+	default:
+		return 1;
+	}
+}
+
+/* ---- the twin cases ---- */
+
+struct args {
+	char *old;
+	size_t old_size, new_size;
+	int flags;
+	char *new_addr;
+	int shared;		/* do not read past the old size */
+	int no_data;		/* the source holds no pattern */
+};
+
+struct tcase {
+	const char *name;
+	/* Sets up the arena, fills a; returns a reason to skip or NULL. */
+	const char *(*setup)(char *arena, struct args *a);
+	enum expect expect;
+	long want_pte, want_pmd_thp;	/* module world, exact counts; -1: any */
+	int one_flush;			/* module world: exactly one TLB flush */
+};
+
+static const char *src_at(char *arena, struct args *a, size_t off, size_t len)
+{
+	if (map_rw(arena + off, len, MAP_PRIVATE))
+		return "mmap failed";
+	fill(arena + off, len);
+	a->old = arena + off;
+	a->old_size = len;
+	a->new_size = len;
+	return NULL;
+}
+
+static const char *s_fixed_aligned(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return src_at(ar, a, 0, 8 * MIB);
+}
+
+static const char *s_fixed_misaligned(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB + 4 * KIB;
+	return src_at(ar, a, 0, 8 * MIB);
+}
+
+static const char *s_fixed_odd(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 6 * MIB + 12 * KIB);
+
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return e;
+}
+
+static const char *s_fixed_shrink(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 8 * MIB);
+
+	a->new_size = 4 * MIB;
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return e;
+}
+
+static const char *s_fixed_grow(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 4 * MIB);
+
+	a->new_size = 8 * MIB;
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return e;
+}
+
+/* The reservation follows the source: growth has to move. */
+static const char *s_grow_blocked(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 4 * MIB);
+
+	a->new_size = 8 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	return e;
+}
+
+static const char *s_grow_in_place(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 4 * MIB);
+
+	munmap(ar + 4 * MIB, 12 * MIB);
+	a->new_size = 8 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	return e;
+}
+
+static const char *s_grow_in_place_nomove(char *ar, struct args *a)
+{
+	const char *e = s_grow_in_place(ar, a);
+
+	a->flags = 0;
+	return e;
+}
+
+static const char *s_grow_blocked_nomove(char *ar, struct args *a)
+{
+	const char *e = s_grow_blocked(ar, a);
+
+	a->flags = 0;
+	return e;
+}
+
+static const char *s_shrink(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 8 * MIB);
+
+	a->new_size = 4 * MIB;
+	a->flags = 0;
+	return e;
+}
+
+static const char *s_same_size(char *ar, struct args *a)
+{
+	a->flags = 0;
+	return src_at(ar, a, 0, 4 * MIB);
+}
+
+static const char *s_dontunmap(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_DONTUNMAP;
+	a->new_addr = NULL;
+	return src_at(ar, a, 0, 4 * MIB);
+}
+
+static const char *s_dontunmap_fixed(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_DONTUNMAP | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return src_at(ar, a, 0, 4 * MIB);
+}
+
+static const char *s_thp(char *ar, struct args *a)
+{
+	if (map_rw(ar, 4 * MIB, MAP_PRIVATE))
+		return "mmap failed";
+	madvise(ar, 4 * MIB, MADV_HUGEPAGE);
+	fill(ar, 4 * MIB);
+	a->old = ar;
+	a->old_size = a->new_size = 4 * MIB;
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return NULL;
+}
+
+static const char *s_shared_anon(char *ar, struct args *a)
+{
+	if (map_rw(ar, 4 * MIB, MAP_SHARED))
+		return "mmap failed";
+	fill(ar, 4 * MIB);
+	a->old = ar;
+	a->old_size = a->new_size = 4 * MIB;
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	a->shared = 1;
+	return NULL;
+}
+
+static const char *s_memfd_private(char *ar, struct args *a)
+{
+	int fd = memfd_create("t_lib", MFD_CLOEXEC);
+	char *p;
+
+	if (fd < 0 || ftruncate(fd, 4 * MIB))
+		return "memfd_create failed";
+	p = mmap(ar, 4 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+		 fd, 0);
+	close(fd);
+	if (p != ar)
+		return "mmap failed";
+	fill(ar, 4 * MIB);
+	a->old = ar;
+	a->old_size = a->new_size = 4 * MIB;
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	a->shared = 1;
+	return NULL;
+}
+
+/* old_size 0 on a shared mapping "duplicates" it. */
+static const char *s_dup_shared(char *ar, struct args *a)
+{
+	const char *e = s_shared_anon(ar, a);
+
+	a->old_size = 0;
+	a->new_size = 2 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	a->new_addr = NULL;
+	a->no_data = 1;
+	return e;
+}
+
+static const char *s_multi_vma(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 8 * MIB);
+
+	mprotect(ar + 4 * MIB, 4 * KIB, PROT_READ);
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return e;
+}
+
+static const char *s_ksm(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 4 * MIB);
+
+	if (!e && madvise(ar, 4 * MIB, MADV_MERGEABLE))
+		return "no KSM in this kernel";
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return e;
+}
+
+static const char *s_mlocked_grow(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 2 * MIB);
+
+	if (!e && mlock(ar, 2 * MIB))
+		return "mlock not permitted";
+	a->new_size = 4 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	return e;
+}
+
+static const char *s_bad_old_align(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	a->old += 16;
+	a->no_data = 1;
+	return e;
+}
+
+static const char *s_unknown_flag(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	a->flags |= 0x100;
+	return e;
+}
+
+static const char *s_fixed_no_maymove(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	a->flags = MREMAP_FIXED;
+	return e;
+}
+
+static const char *s_new_size_zero(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	a->new_size = 0;
+	return e;
+}
+
+static const char *s_unmapped_src(char *ar, struct args *a)
+{
+	munmap(ar, 4 * MIB);
+	a->old = ar;
+	a->old_size = a->new_size = 4 * MIB;
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	a->no_data = 1;
+	return NULL;
+}
+
+static const char *s_beyond_vma(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 4 * MIB);
+
+	a->old_size = 8 * MIB;
+	a->new_size = 12 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	a->no_data = 1;
+	return e;
+}
+
+static const char *s_overlap(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	a->new_addr = ar + 4 * MIB;
+	return e;
+}
+
+static const char *s_new_misaligned(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	a->new_addr = ar + 16 * MIB + 100;
+	return e;
+}
+
+static const char *s_new_beyond_task(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	a->new_addr = (char *)(uintptr_t)-(8 * MIB);
+	return e;
+}
+
+static const char *s_dontunmap_sizes(char *ar, struct args *a)
+{
+	const char *e = s_dontunmap(ar, a);
+
+	a->new_size = 8 * MIB;
+	return e;
+}
+
+static const char *s_dontunmap_nomove(char *ar, struct args *a)
+{
+	const char *e = s_dontunmap(ar, a);
+
+	a->flags = MREMAP_DONTUNMAP;
+	return e;
+}
+
+static const char *s_dup_private(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 4 * MIB);
+
+	a->old_size = 0;
+	a->new_size = 2 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	a->no_data = 1;
+	return e;
+}
+
+static const char *s_sealed(char *ar, struct args *a)
+{
+	const char *e = s_fixed_aligned(ar, a);
+
+	if (!e && syscall(__NR_mseal, ar, 8 * MIB, 0))
+		return "no mseal(2) in this kernel";
+	return e;
+}
+
+static const struct tcase cases[] = {
+	{ "move 8 MiB to a PMD-aligned FIXED address", s_fixed_aligned, E_MOVE, 0, 4, 1 },
+	{ "move 8 MiB to a FIXED address misaligned by 4 KiB", s_fixed_misaligned, E_MOVE, 2048, 0, 1 },
+	{ "move 6 MiB + 12 KiB to a PMD-aligned FIXED address", s_fixed_odd, E_MOVE, 3, 3, 1 },
+	{ "move and shrink 8 -> 4 MiB (FIXED)", s_fixed_shrink, E_MOVE, -1, -1, 0 },
+	{ "move and grow 4 -> 8 MiB (FIXED)", s_fixed_grow, E_MOVE, -1, -1, 0 },
+	{ "grow 4 -> 8 MiB, blocked: MAYMOVE moves it", s_grow_blocked, E_MOVE, -1, -1, 0 },
+	{ "grow 4 -> 8 MiB in place (MAYMOVE)", s_grow_in_place, E_DECLINED, -1, -1, 0 },
+	{ "grow 4 -> 8 MiB in place (no flags)", s_grow_in_place_nomove, E_DECLINED, -1, -1, 0 },
+	{ "grow 4 -> 8 MiB, blocked, no MAYMOVE -> ENOMEM", s_grow_blocked_nomove, E_MODULE, -1, -1, 0 },
+	{ "shrink 8 -> 4 MiB in place", s_shrink, E_DECLINED, -1, -1, 0 },
+	{ "same size, no flags", s_same_size, E_MODULE, -1, -1, 0 },
+	{ "DONTUNMAP, the kernel picks the address", s_dontunmap, E_MOVE, -1, -1, 0 },
+	{ "DONTUNMAP to a FIXED address", s_dontunmap_fixed, E_MOVE, -1, -1, 0 },
+	{ "move a MADV_HUGEPAGE source (THP)", s_thp, E_MOVE, -1, -1, 0 },
+	{ "move shared anonymous memory", s_shared_anon, E_ANY, -1, -1, 0 },
+	{ "move a private file mapping (memfd)", s_memfd_private, E_ANY, -1, -1, 0 },
+	{ "old_size 0 duplicates a shared mapping", s_dup_shared, E_DECLINED, -1, -1, 0 },
+	/* 6.x: the module answers EFAULT; 7.x moves several VMAs: declined. */
+	{ "source spanning three VMAs (FIXED)", s_multi_vma, E_ANY, -1, -1, 0 },
+	{ "KSM-mergeable source", s_ksm, E_DECLINED, -1, -1, 0 },
+	{ "growth of mlocked memory", s_mlocked_grow, E_DECLINED, -1, -1, 0 },
+	{ "old address not page-aligned -> EINVAL", s_bad_old_align, E_MODULE, -1, -1, 0 },
+	{ "an mremap flag the module does not know -> EINVAL", s_unknown_flag, E_FLAGS, -1, -1, 0 },
+	{ "FIXED without MAYMOVE -> EINVAL", s_fixed_no_maymove, E_MODULE, -1, -1, 0 },
+	{ "new_size 0 -> EINVAL", s_new_size_zero, E_MODULE, -1, -1, 0 },
+	{ "unmapped source -> EFAULT", s_unmapped_src, E_MODULE, -1, -1, 0 },
+	{ "old_size beyond the source VMA", s_beyond_vma, E_ANY, -1, -1, 0 },
+	{ "FIXED destination overlapping the source -> EINVAL", s_overlap, E_MODULE, -1, -1, 0 },
+	{ "FIXED destination not page-aligned -> EINVAL", s_new_misaligned, E_MODULE, -1, -1, 0 },
+	{ "FIXED destination beyond TASK_SIZE -> EINVAL", s_new_beyond_task, E_MODULE, -1, -1, 0 },
+	{ "DONTUNMAP with different sizes -> EINVAL", s_dontunmap_sizes, E_MODULE, -1, -1, 0 },
+	{ "DONTUNMAP without MAYMOVE -> EINVAL", s_dontunmap_nomove, E_MODULE, -1, -1, 0 },
+	{ "old_size 0 on a private mapping -> EINVAL", s_dup_private, E_MODULE, -1, -1, 0 },
+	{ "sealed source -> EPERM", s_sealed, E_MODULE, -1, -1, 0 },
+};
+
+/* One world's outcome of one case. */
+struct outcome {
+	char *arena;
+	struct args a;
+	int ok, err;
+	char *res;
+	struct sig before, after;
+};
+
+static const char *prepare(const struct tcase *c, struct outcome *o)
+{
+	const char *skip;
+
+	memset(o, 0, sizeof(*o));
+	o->arena = reserve(ARENA, PMD);
+	if (!o->arena)
+		return "cannot reserve an arena";
+	skip = c->setup(o->arena, &o->a);
+	if (!skip)
+		sig_take(&o->before, o->arena, ARENA);
+	return skip;
+}
+
+/* The data a successful call must have kept, and what grew must be zero. */
+static int data_ok(const struct outcome *o)
+{
+	size_t keep, grown;
+
+	if (!o->ok || o->a.no_data)
+		return 1;
+	keep = page_align(o->a.old_size < o->a.new_size ? o->a.old_size :
+			  o->a.new_size);
+	if (keep > page_align(o->a.old_size))
+		keep = page_align(o->a.old_size);
+	if (bad_words(o->res, keep))
+		return 0;
+	if (o->a.shared)
+		return 1;
+	grown = page_align(o->a.new_size) > keep ? page_align(o->a.new_size) - keep : 0;
+	return nonzero_words(o->res + keep, grown) == 0;
+}
+
+static void cleanup(struct outcome *o)
+{
+	if (o->ok && (o->res < o->arena || o->res >= o->arena + ARENA))
+		munmap(o->res, page_align(o->a.new_size));
+	munlock(o->arena, ARENA);
+	munmap(o->arena, ARENA);
+}
+
+static void run_case(const struct tcase *c)
+{
+	struct outcome A, B, C;	/* fastremap(), the syscall, fastremap_remap() */
+	struct fastremap_stats st;
+	const char *skip;
+	void *res;
+	long r;
+
+	skip = prepare(c, &B);
+	if (skip) {
+		cleanup(&B);
+		tap_skip_test(skip, "%s", c->name);
+		return;
+	}
+	r = sys_mremap(B.a.old, B.a.old_size, B.a.new_size, B.a.flags, B.a.new_addr);
+	B.ok = r != -1;
+	B.err = B.ok ? 0 : errno;
+	B.res = B.ok ? (char *)r : NULL;
+	sig_take(&B.after, B.arena, ARENA);
+
+	prepare(c, &A);
+	errno = 0;
+	res = fastremap(A.a.old, A.a.old_size, A.a.new_size, A.a.flags,
+			A.a.new_addr);
+	A.ok = res != MAP_FAILED;
+	A.err = A.ok ? 0 : errno;
+	A.res = A.ok ? res : NULL;
+	sig_take(&A.after, A.arena, ARENA);
+
+	prepare(c, &C);
+	memset(&st, 0xa5, sizeof(st));
+	st.size = sizeof(st);
+	res = NULL;
+	r = fastremap_remap(C.a.old, C.a.old_size, C.a.new_size, C.a.flags,
+			    C.a.new_addr, 0, &st, &res);
+	C.ok = r == 0;
+	C.err = C.ok ? 0 : (int)-r;
+	C.res = C.ok ? res : NULL;
+	sig_take(&C.after, C.arena, ARENA);
+
+	tap_diag("%s: mremap(2) %s; fastremap() %s; fastremap_remap() %s via %s "
+		 "(%s%s%s) pud %llu pmd %llu thp %llu pte %llu flushes %llu",
+		 c->name, B.ok ? "ok" : strerrorname_np(B.err),
+		 A.ok ? "ok" : strerrorname_np(A.err),
+		 C.ok ? "ok" : strerrorname_np(C.err),
+		 st.used_module ? "module" : "mremap(2)",
+		 reason_name(st.reason), st.reason_errno ? " " : "",
+		 st.reason_errno ? strerrorname_np(st.reason_errno) : "",
+		 (unsigned long long)st.moved_pud, (unsigned long long)st.moved_pmd,
+		 (unsigned long long)st.moved_thp, (unsigned long long)st.moved_pte,
+		 (unsigned long long)st.tlb_flushes);
+
+	tap_ok(A.ok == B.ok && A.err == B.err && C.ok == B.ok && C.err == B.err,
+	       "%s: same result and errno as the mremap system call", c->name);
+	/* Where the kernel places the result is its choice; FIXED is not. */
+	if (B.ok && (B.a.flags & MREMAP_FIXED))
+		tap_ok(A.res - A.arena == B.res - B.arena &&
+		       C.res - C.arena == B.res - B.arena,
+		       "%s: moved to the FIXED address", c->name);
+	if (B.ok && !(B.a.flags & (MREMAP_FIXED | MREMAP_MAYMOVE | MREMAP_DONTUNMAP)))
+		tap_ok(A.res == A.a.old && C.res == C.a.old,
+		       "%s: stays where it is", c->name);
+	tap_ok(data_ok(&A) && data_ok(&B) && data_ok(&C),
+	       "%s: data moved intact, growth reads zero", c->name);
+	if (B.ok || !module_world) {
+		int same = sig_eq(&A.after, &B.after) && sig_eq(&C.after, &B.after);
+
+		tap_ok(same, "%s: the same mappings as mremap(2) leaves", c->name);
+		if (!same) {
+			sig_diag("mremap(2)", &B.after);
+			sig_diag("fastremap()", &A.after);
+			sig_diag("fastremap_remap()", &C.after);
+		}
+	} else if (st.used_module) {
+		/* The module checks everything before changing anything. */
+		tap_ok(sig_eq(&A.before, &A.after) && sig_eq(&C.before, &C.after),
+		       "%s: the failed call changed nothing", c->name);
+	}
+	tap_ok(st.size == sizeof(st) && path_ok(c->expect, &st),
+	       "%s: %s", c->name, module_world ? "the path expected with the module" :
+	       "mremap(2) fallback, for the expected reason");
+	if (module_world && c->expect == E_MOVE && st.used_module) {
+		if (c->want_pte >= 0)
+			tap_ok((long)st.moved_pte == c->want_pte &&
+			       (long)(st.moved_pmd + st.moved_thp) == c->want_pmd_thp &&
+			       st.moved_pud == 0,
+			       "%s: moved %ld PTEs and %ld PMD entries", c->name,
+			       c->want_pte, c->want_pmd_thp);
+		if (c->one_flush)
+			tap_ok(st.tlb_flushes == 1, "%s: one TLB flush", c->name);
+	}
+	cleanup(&A);
+	cleanup(&B);
+	cleanup(&C);
+}
+
+/* ---- the API around the remap ---- */
+
+static void test_info(void)
+{
+	struct {
+		struct fastremap_abi_info i;
+		uint64_t future[2];
+	} big;
+	struct fastremap_abi_info ai;
+	int r;
+
+	memset(&ai, 0, sizeof(ai));
+	ai.size = sizeof(ai);
+	r = fastremap_info(&ai);
+	if (!module_world) {
+		int want = fallback_reason == FASTREMAP_REASON_NO_DEVICE ? -ENODEV : -EACCES;
+
+		tap_ok(r == want, "fastremap_info() without a usable device: %s (got %s)",
+		       strerrorname_np(-want), r ? strerrorname_np(-r) : "0");
+	} else {
+		tap_ok(r == 0, "fastremap_info() succeeds (%s)", r ? strerror(-r) : "-");
+		tap_ok(ai.abi_version == 1 && ai.library_abi == 1 && ai.remap_usable,
+		       "fastremap_info(): ABI 1, usable (abi %u, usable %u)",
+		       ai.abi_version, ai.remap_usable);
+		tap_ok((ai.ioctls & FASTREMAP_IOCTL_BIT_INFO) &&
+		       (ai.ioctls & FASTREMAP_IOCTL_BIT_REMAP),
+		       "fastremap_info(): INFO and REMAP ioctls listed (%#llx)",
+		       (unsigned long long)ai.ioctls);
+		tap_ok(!!(ai.features & FASTREMAP_FEAT_THP) ==
+		       !access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK),
+		       "fastremap_info(): THP feature bit (%#llx)",
+		       (unsigned long long)ai.features);
+		tap_ok(ai.size == sizeof(ai), "fastremap_info(): size %u", ai.size);
+	}
+
+	memset(&big, 0xff, sizeof(big));
+	big.i.size = sizeof(big);
+	r = fastremap_info(&big.i);
+	if (module_world)
+		tap_ok(r == 0 && big.i.size == sizeof(big.i) && !big.future[0] &&
+		       !big.future[1],
+		       "fastremap_info(): a larger struct gets its tail zeroed");
+	memset(&ai, 0, sizeof(ai));
+	ai.size = 8;
+	tap_ok(fastremap_info(&ai) == -EINVAL,
+	       "fastremap_info(): a size below the first published -> -EINVAL");
+	tap_ok(fastremap_info(NULL) == -EINVAL, "fastremap_info(NULL) -> -EINVAL");
+}
+
+static void test_misc_api(void)
+{
+	const char *v = fastremap_version();
+	int distinct = 1;
+
+	tap_ok(v && *v >= '0' && *v <= '9', "fastremap_version(): \"%s\"", v ? v : "(null)");
+	for (int a = 0; a <= FASTREMAP_REASON_FD_LOST; a++)
+		for (int b = a + 1; b <= FASTREMAP_REASON_FD_LOST; b++)
+			distinct &= strcmp(fastremap_strreason(a),
+					   fastremap_strreason(b)) != 0;
+	tap_ok(distinct, "fastremap_strreason(): one text per reason");
+	tap_ok(!strcmp(fastremap_strreason(-1), "unknown reason") &&
+	       !strcmp(fastremap_strreason(1000), "unknown reason"),
+	       "fastremap_strreason(): unknown reasons");
+}
+
+/* A 4 MiB source at a PMD-aligned address, and a reserved destination. */
+static int two_ranges(char **src, char **dst)
+{
+	*src = reserve(4 * MIB, PMD);
+	*dst = reserve(4 * MIB, PMD);
+	if (!*src || !*dst || map_rw(*src, 4 * MIB, MAP_PRIVATE))
+		return 0;
+	fill(*src, 4 * MIB);
+	return 1;
+}
+
+static void test_arguments(void)
+{
+	struct {
+		struct fastremap_stats s;
+		uint64_t future[2];
+	} big;
+	struct fastremap_stats st;
+	char *src, *dst;
+	void *res = NULL;
+
+	if (!tap_ok(two_ranges(&src, &dst), "argument checks: set up"))
+		return;
+	tap_ok(fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       dst, 1u << 7, NULL, &res) == -EINVAL,
+	       "fastremap_remap(): unknown fr_flags -> -EINVAL");
+	tap_ok(fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       dst, FASTREMAP_NO_FALLBACK | FASTREMAP_MREMAP_ONLY,
+			       NULL, &res) == -EINVAL,
+	       "fastremap_remap(): NO_FALLBACK with MREMAP_ONLY -> -EINVAL");
+	memset(&st, 0, sizeof(st));
+	st.size = 4;
+	tap_ok(fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       dst, 0, &st, &res) == -EINVAL,
+	       "fastremap_remap(): stats size below the first published -> -EINVAL");
+	st.size = 1u << 20;
+	tap_ok(fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       dst, 0, &st, &res) == -EINVAL,
+	       "fastremap_remap(): stats size above a page -> -EINVAL");
+	tap_ok(bad_words(src, 4 * MIB) == 0,
+	       "fastremap_remap(): rejected arguments left the source alone");
+
+	memset(&big, 0xff, sizeof(big));
+	big.s.size = sizeof(big);
+	tap_ok(fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       dst, 0, &big.s, NULL) == 0 && bad_words(dst, 4 * MIB) == 0,
+	       "fastremap_remap(): result NULL is allowed, the move happens");
+	tap_ok(big.s.size == sizeof(big.s) && !big.future[0] && !big.future[1],
+	       "fastremap_remap(): a larger stats struct gets its tail zeroed, size %u",
+	       big.s.size);
+	munmap(dst, 4 * MIB);
+}
+
+static void test_errno_kept(void)
+{
+	char *src, *dst;
+	void *res;
+	long r;
+
+	if (!tap_ok(two_ranges(&src, &dst), "errno: set up"))
+		return;
+	errno = 4242;
+	res = fastremap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	tap_ok(res == dst && errno == 4242,
+	       "fastremap(): errno unchanged by a successful call (%d)", errno);
+	errno = 4243;
+	r = fastremap_remap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    src, 0, NULL, &res);
+	tap_ok(r == 0 && res == src && errno == 4243,
+	       "fastremap_remap(): errno unchanged (%d)", errno);
+	errno = 4244;
+	r = fastremap_remap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    src + 8 * MIB, 0, NULL, &res);
+	tap_ok(r == -EFAULT && errno == 4244,
+	       "fastremap_remap(): errno unchanged on failure too (-EFAULT)");
+	errno = 0;
+	res = fastremap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED, src);
+	tap_ok(res == MAP_FAILED && errno == EFAULT,
+	       "fastremap(): MAP_FAILED and errno EFAULT for an unmapped source");
+	munmap(src, 4 * MIB);
+}
+
+static void test_fallback_control(void)
+{
+	struct fastremap_stats st;
+	char *src, *dst;
+	void *res = NULL;
+	long r;
+
+	if (!tap_ok(two_ranges(&src, &dst), "fallback control: set up"))
+		return;
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	r = fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    dst, FASTREMAP_NO_FALLBACK, &st, &res);
+	if (module_world) {
+		tap_ok(r == 0 && res == dst && st.used_module &&
+		       bad_words(dst, 4 * MIB) == 0,
+		       "NO_FALLBACK: a supported move takes the module");
+		/* Move it back for the next checks. */
+		r = fastremap_remap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+				    src, 0, NULL, &res);
+	} else {
+		int want = fallback_reason == FASTREMAP_REASON_NO_DEVICE ? -ENODEV : -EACCES;
+
+		tap_ok(r == want && !st.used_module && st.reason == fallback_reason,
+		       "NO_FALLBACK without a usable device -> %s (got %ld, %s)",
+		       strerrorname_np(-want), r, reason_name(st.reason));
+		tap_ok(bad_words(src, 4 * MIB) == 0,
+		       "NO_FALLBACK: the source was left alone");
+	}
+
+	/* In-place growth: declined by the module. */
+	{
+		char *hole = reserve(16 * MIB, PMD);
+
+		if (hole && map_rw(hole, 4 * MIB, MAP_PRIVATE) == 0) {
+			munmap(hole + 4 * MIB, 12 * MIB);
+			fill(hole, 4 * MIB);
+			memset(&st, 0, sizeof(st));
+			st.size = sizeof(st);
+			r = fastremap_remap(hole, 4 * MIB, 8 * MIB, MREMAP_MAYMOVE, NULL,
+					    FASTREMAP_NO_FALLBACK, &st, &res);
+			if (module_world)
+				tap_ok(r == -EOPNOTSUPP && st.reason == FASTREMAP_REASON_DECLINED,
+				       "NO_FALLBACK: a declined case -> -EOPNOTSUPP (got %ld)", r);
+			tap_ok(r != 0 && bad_words(hole, 4 * MIB) == 0 &&
+			       msync(hole + 4 * MIB, 4096, MS_ASYNC) == -1 && errno == ENOMEM,
+			       "NO_FALLBACK: nothing changed when the module was not used");
+			munmap(hole, 4 * MIB);
+		}
+	}
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	r = fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    dst, FASTREMAP_MREMAP_ONLY, &st, &res);
+	tap_ok(r == 0 && res == dst && !st.used_module &&
+	       st.reason == FASTREMAP_REASON_CALLER && bad_words(dst, 4 * MIB) == 0,
+	       "MREMAP_ONLY: mremap(2) does the move, reason CALLER");
+	munmap(dst, 4 * MIB);
+}
+
+/* ---- threads, fork, descriptors ---- */
+
+#define RACE_PROCS	12
+#define RACE_THREADS	8
+
+struct racer {
+	pthread_barrier_t *bar;
+	int ok;
+};
+
+static void *race_worker(void *arg)
+{
+	struct racer *rc = arg;
+	struct fastremap_stats st;
+	char *src, *dst;
+	void *res = NULL;
+	long r;
+
+	if (!two_ranges(&src, &dst)) {
+		pthread_barrier_wait(rc->bar);
+		return NULL;
+	}
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	pthread_barrier_wait(rc->bar);
+	r = fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    dst, 0, &st, &res);
+	rc->ok = r == 0 && res == dst && bad_words(dst, 4 * MIB) == 0 &&
+		 path_ok(E_MOVE, &st);
+	munmap(dst, 4 * MIB);
+	return NULL;
+}
+
+/* In a fresh child (the library not yet used): threads race on first use. */
+static int race_child(void)
+{
+	pthread_barrier_t bar;
+	pthread_t t[RACE_THREADS];
+	struct racer rc[RACE_THREADS];
+	int bad = 0, n;
+
+	pthread_barrier_init(&bar, NULL, RACE_THREADS);
+	for (int k = 0; k < RACE_THREADS; k++) {
+		rc[k].bar = &bar;
+		rc[k].ok = 0;
+		pthread_create(&t[k], NULL, race_worker, &rc[k]);
+	}
+	for (int k = 0; k < RACE_THREADS; k++) {
+		pthread_join(t[k], NULL);
+		bad |= !rc[k].ok;
+	}
+	n = device_fds(NULL);
+	if (n != (module_world ? 1 : 0))
+		bad |= 2;
+	return bad;
+}
+
+/* In a fresh child with stdin closed: the library's descriptor is not 0. */
+static int lowfd_child(void)
+{
+	char *src, *dst;
+	void *res;
+	int fd = -1;
+
+	close(0);
+	if (!two_ranges(&src, &dst))
+		return 1;
+	if (fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    dst, 0, NULL, &res))
+		return 2;
+	if (device_fds(&fd) != 1 || fd <= 2)
+		return 3;
+	if (fcntl(0, F_GETFD) != -1 || errno != EBADF)
+		return 4;
+	if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC))
+		return 5;
+	return 0;
+}
+
+static int run_child(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fn());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void test_first_use(void)
+{
+	int bad = 0, rc;
+
+	for (int k = 0; k < RACE_PROCS; k++) {
+		rc = run_child(race_child);
+		if (rc)
+			tap_diag("race child %d: exit %d", k, rc);
+		bad += rc != 0;
+	}
+	tap_ok(bad == 0, "%d fresh processes x %d threads racing on first use: all "
+	       "moves right, %s", RACE_PROCS, RACE_THREADS,
+	       module_world ? "exactly one device descriptor each" :
+	       "no descriptor left open");
+	if (module_world) {
+		rc = run_child(lowfd_child);
+		tap_ok(rc == 0, "with stdin closed, the descriptor is above 2 and "
+		       "close-on-exec (child exit %d)", rc);
+	} else {
+		tap_skip_test("no device", "the device descriptor is above 2 and close-on-exec");
+	}
+}
+
+static char *fork_src, *fork_dst;
+
+static int fork_child(void)
+{
+	struct fastremap_stats st;
+	void *res = NULL;
+	int before = device_fds(NULL);
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	if (fastremap_remap(fork_src, 4 * MIB, 4 * MIB,
+			    MREMAP_MAYMOVE | MREMAP_FIXED, fork_dst, 0, &st, &res))
+		return 1;
+	if (res != fork_dst || bad_words(fork_dst, 4 * MIB))
+		return 2;
+	if (msync(fork_src, 4096, MS_ASYNC) != -1 || errno != ENOMEM)
+		return 3;
+	if (!path_ok(E_MOVE, &st))
+		return 4;
+	/* The inherited descriptor served: no second one was opened. */
+	if (device_fds(NULL) != before)
+		return 5;
+	memset(fork_dst, 0x5a, 4 * MIB);
+	return 0;
+}
+
+static void test_fork(void)
+{
+	struct fastremap_stats st;
+	void *res = NULL;
+	char *a, *b;
+	int rc;
+
+	/* Make sure the parent has the library's state set up. */
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	if (!tap_ok(two_ranges(&a, &b) &&
+		    fastremap_remap(a, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+				    b, 0, &st, &res) == 0, "fork: parent set up"))
+		return;
+	munmap(b, 4 * MIB);
+	if (!two_ranges(&fork_src, &fork_dst))
+		return;
+	rc = run_child(fork_child);
+	tap_ok(rc == 0, "fork: a child moves its own memory with the inherited "
+	       "state (exit %d)", rc);
+	tap_ok(bad_words(fork_src, 4 * MIB) == 0,
+	       "fork: the parent's source is untouched by the child's move");
+	{
+		struct sig s;
+
+		sig_take(&s, fork_dst, 4 * MIB);
+		tap_ok(s.n == 1 && !strcmp(s.v[0].perms, "---p"),
+		       "fork: the parent's destination is still its reservation");
+	}
+	rc = run_child(fork_child);
+	tap_ok(rc == 0, "fork: a second child does it again (exit %d)", rc);
+	munmap(fork_src, 4 * MIB);
+	munmap(fork_dst, 4 * MIB);
+}
+
+/* The caller closes or reuses the library's descriptor by mistake. */
+static void test_stolen_fd(void)
+{
+	struct fastremap_stats st;
+	char *src, *dst;
+	void *res = NULL;
+	int fd = -1, other;
+	long r;
+
+	if (!module_world) {
+		tap_skip_test("no device", "a caller reusing the library's descriptor");
+		tap_skip_test("no device", "a caller closing the library's descriptor");
+		return;
+	}
+	if (!tap_ok(device_fds(&fd) == 1, "the library holds one descriptor (%d)", fd))
+		return;
+	/* Reuse: the number now names /dev/null. */
+	other = open("/dev/null", O_RDWR | O_CLOEXEC);
+	dup2(other, fd);
+	close(other);
+	if (!two_ranges(&src, &dst))
+		return;
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	r = fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    dst, 0, &st, &res);
+	tap_ok(r == 0 && res == dst && st.used_module && bad_words(dst, 4 * MIB) == 0,
+	       "a caller reusing the library's descriptor: the library reopens, fast path");
+	tap_ok(fd_is(fd, "/dev/null") && device_fds(NULL) == 1,
+	       "the caller's file was left alone, one device descriptor again");
+	close(fd);
+
+	/* Closed: the number is free. */
+	device_fds(&fd);
+	close(fd);
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	r = fastremap_remap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    src, 0, &st, &res);
+	tap_ok(r == 0 && res == src && st.used_module && bad_words(src, 4 * MIB) == 0 &&
+	       device_fds(NULL) == 1,
+	       "a caller closing the library's descriptor: the library reopens, fast path");
+	munmap(src, 4 * MIB);
+}
+
+int main(void)
+{
+	int fd;
+
+	/* Which world: decided without the library, which must stay unused here. */
+	fd = open(DEVICE, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		module_world = 1;
+		close(fd);
+	} else {
+		fallback_reason = errno == EACCES || errno == EPERM ?
+				  FASTREMAP_REASON_NO_ACCESS :
+				  FASTREMAP_REASON_NO_DEVICE;
+	}
+	tap_diag("world: %s", module_world ? "module loaded, device usable: fast path" :
+		 fallback_reason == FASTREMAP_REASON_NO_DEVICE ?
+		 "no device: mremap(2) fallback" : "device not accessible: fallback");
+	if (!module_world && access("/sys/module/fastremap", F_OK) == 0 &&
+	    geteuid() == 0)
+		tap_diag("warning: the module is loaded but the device cannot be opened");
+
+	test_first_use();
+	test_info();
+	test_misc_api();
+	test_arguments();
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		run_case(&cases[k]);
+	test_errno_kept();
+	test_fallback_control();
+	test_fork();
+	test_stolen_fd();
+	return tap_done();
+}

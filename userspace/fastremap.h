@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libfastremap: mremap(2) that relocates whole page-table entries through
+ * /dev/fastremap, with one TLB flush per call, and falls back to the
+ * mremap system call wherever the module is missing, not accessible, or
+ * declines a case. See fastremap(3), fastremap_remap(3), fastremap_info(3).
+ *
+ * The flags are mremap(2)'s: MREMAP_MAYMOVE, MREMAP_FIXED and
+ * MREMAP_DONTUNMAP from <sys/mman.h> (with _GNU_SOURCE) or <linux/mman.h>.
+ *
+ * Every structure here starts with its size in bytes, set by the caller
+ * to sizeof the structure it was built with, so that structures can grow
+ * at their end without breaking older or newer callers.
+ */
+#ifndef FASTREMAP_H
+#define FASTREMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * fastremap(): mremap(2)'s contract exactly. Returns the new address, or
+ * MAP_FAILED with errno set as mremap(2) would set it. new_address (the
+ * fifth argument) is read only with MREMAP_FIXED or MREMAP_DONTUNMAP.
+ * errno is left unchanged on success.
+ */
+void *fastremap(void *old_address, size_t old_size, size_t new_size,
+		int flags, ... /* void *new_address */);
+
+/* fr_flags of fastremap_remap(). */
+/* Never call mremap(2): report why the module could not be used instead. */
+#define FASTREMAP_NO_FALLBACK	(1u << 0)
+/* Skip the module and call mremap(2) (for comparisons and benchmarks). */
+#define FASTREMAP_MREMAP_ONLY	(1u << 1)
+
+/* Why a call went to mremap(2) rather than the module: stats->reason. */
+enum fastremap_reason {
+	FASTREMAP_REASON_NONE = 0,	/* the module handled the call */
+	FASTREMAP_REASON_NO_DEVICE,	/* no /dev/fastremap: module not loaded */
+	FASTREMAP_REASON_NO_ACCESS,	/* open(2): EACCES or EPERM */
+	FASTREMAP_REASON_OPEN_FAILED,	/* open(2) failed otherwise (EMFILE...) */
+	FASTREMAP_REASON_ABI,		/* the module's ABI is not one we speak */
+	FASTREMAP_REASON_DECLINED,	/* the module declined the case */
+	FASTREMAP_REASON_FLAGS,		/* mremap flags the module does not know */
+	FASTREMAP_REASON_CALLER,	/* FASTREMAP_MREMAP_ONLY was passed */
+	FASTREMAP_REASON_FD_LOST,	/* our descriptor vanished during the call */
+};
+
+/*
+ * What one fastremap_remap() call did. Set size to sizeof(struct
+ * fastremap_stats) before the call; the library writes at most that many
+ * bytes, zeroes what it does not know, and sets size to what it wrote.
+ */
+struct fastremap_stats {
+	uint32_t size;
+	int used_module;	/* 1: the module answered (success or error); 0: mremap(2) */
+	int reason;		/* enum fastremap_reason, when used_module is 0 */
+	int reason_errno;	/* errno behind reason (open(2)'s, EOPNOTSUPP...), or 0 */
+	uint64_t moved_pud;	/* whole PUD entries (1 GiB) moved */
+	uint64_t moved_pmd;	/* whole PTE tables (2 MiB of PTEs) moved */
+	uint64_t moved_thp;	/* PMD-mapped transparent huge pages moved whole */
+	uint64_t moved_pte;	/* single PTEs moved */
+	uint64_t tlb_flushes;	/* range TLB flushes the relocation issued */
+};
+
+#define FASTREMAP_STATS_SIZE_VER0	56
+
+/*
+ * The native call: mremap(2)'s arguments (new_addr is used as mremap(2)
+ * uses it: the destination with MREMAP_FIXED, a hint with
+ * MREMAP_DONTUNMAP alone, ignored otherwise). Returns 0 and stores the
+ * new address in *result (if result is not NULL), or a negative errno:
+ * mremap(2)'s errors, plus with FASTREMAP_NO_FALLBACK -ENODEV (no usable
+ * device), -EACCES/-EPERM (no access), -EOPNOTSUPP (declined), or open(2)'s
+ * error. stats may be NULL. errno is left unchanged.
+ */
+long fastremap_remap(void *old_addr, size_t old_size, size_t new_size,
+		     int flags, void *new_addr, unsigned int fr_flags,
+		     struct fastremap_stats *stats, void **result);
+
+/* Feature bits (same values as <linux/fastremap.h>'s). */
+#ifndef FASTREMAP_FEAT_PER_VMA_LOCK
+#define FASTREMAP_FEAT_PER_VMA_LOCK	(1ULL << 0)
+#endif
+#ifndef FASTREMAP_FEAT_THP
+#define FASTREMAP_FEAT_THP		(1ULL << 1)
+#endif
+#ifndef FASTREMAP_FEAT_MOVE_PUD
+#define FASTREMAP_FEAT_MOVE_PUD		(1ULL << 2)
+#endif
+
+/* Bits of fastremap_abi_info.ioctls: 1 << _IOC_NR(command). */
+#define FASTREMAP_IOCTL_BIT_INFO	(1ULL << 0)
+#define FASTREMAP_IOCTL_BIT_REMAP	(1ULL << 1)
+
+/*
+ * The device's handshake (FASTREMAP_IOC_INFO). Set size to
+ * sizeof(struct fastremap_abi_info) before the call.
+ */
+struct fastremap_abi_info {
+	uint32_t size;
+	uint32_t abi_version;	/* the module's ABI version */
+	uint64_t features;	/* FASTREMAP_FEAT_* */
+	uint64_t ioctls;	/* FASTREMAP_IOCTL_BIT_* */
+	uint32_t remap_usable;	/* 1: fastremap() uses this module */
+	uint32_t library_abi;	/* the ABI version this library speaks */
+};
+
+#define FASTREMAP_ABI_INFO_SIZE_VER0	32
+
+/*
+ * Returns 0 and fills *info, or -ENODEV (no device), -EACCES/-EPERM (no
+ * access), -ENOTTY (the device does not answer the handshake), -EINVAL
+ * (bad size), or another open(2) error. errno is left unchanged.
+ */
+int fastremap_info(struct fastremap_abi_info *info);
+
+/* A constant English description of a fastremap_reason; never NULL. */
+const char *fastremap_strreason(int reason);
+
+/* The library's version, such as "0.1.0". */
+const char *fastremap_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASTREMAP_H */

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fastremapctl: what this machine's fastremap can do (info), a quick
+ * end-to-end check (selftest), and where the benchmark is (bench). See
+ * fastremapctl(8).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "fastremap.h"
+
+#define DEVICE		"/dev/fastremap"
+#define SYMBOLS		"/sys/class/misc/fastremap/symbols"
+
+#define EXIT_OK		0
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+#define EXIT_NODEV	3
+
+#define MIB		(1UL << 20)
+#define PMD_SIZE	(2 * MIB)
+#define TEST_SIZE	(8 * MIB)
+
+static const char *prog = "fastremapctl";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s COMMAND [OPTION]...\n"
+		"       %s -h | --help | --version\n"
+		"\n"
+		"Commands:\n"
+		"  info        whether /dev/fastremap is there and usable, its ABI version,\n"
+		"              features and ioctls, the kernel, and the internal kernel\n"
+		"              symbols the module resolved\n"
+		"  selftest [--require-module]\n"
+		"              map 8 MiB, move it with libfastremap to a PMD-aligned and\n"
+		"              to a misaligned destination, grow it, check every byte;\n"
+		"              passes through the mremap(2) fallback without the module\n"
+		"              unless --require-module is given\n"
+		"  bench       how to run the benchmark\n"
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 usage error, 3 device missing or\n"
+		"not accessible (info; selftest --require-module).\n"
+		"See fastremapctl(8).\n",
+		prog, prog);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+/* Advice for a device that cannot be used, by errno of the attempt. */
+static void advise(int err)
+{
+	switch (err) {
+	case ENODEV:
+	case ENOENT:
+	case ENXIO:
+		printf("  the fastremap module is not loaded: load it with "
+		       "`modprobe fastremap`\n"
+		       "  (installed by `make install` or `make dkms-install` from "
+		       "the source tree)\n");
+		break;
+	case EACCES:
+	case EPERM:
+		printf("  you may not open %s (root only by default): an "
+		       "administrator installs\n"
+		       "  the udev rule 60-fastremap.rules, runs `groupadd --system "
+		       "fastremap` and\n"
+		       "  `usermod -aG fastremap USER`; then log in again\n",
+		       DEVICE);
+		break;
+	default:
+		break;
+	}
+}
+
+static void print_bits(uint64_t v, const char *const names[], int n)
+{
+	printf("%#llx", (unsigned long long)v);
+	for (int k = 0; k < 64; k++) {
+		if (!(v & (1ULL << k)))
+			continue;
+		if (k < n && names[k])
+			printf(" %s", names[k]);
+		else
+			printf(" bit%d", k);
+	}
+	printf("\n");
+}
+
+static void print_symbols(void)
+{
+	char line[512];
+	FILE *f = fopen(SYMBOLS, "r");
+
+	if (!f) {
+		printf("symbols:      unreadable (%s: %s)\n", SYMBOLS,
+		       strerror(errno));
+		return;
+	}
+	printf("symbols:      (%s)\n", SYMBOLS);
+	while (fgets(line, sizeof(line), f))
+		printf("  %s%s", line, strchr(line, '\n') ? "" : "\n");
+	fclose(f);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	static const char *const feats[] = { "per-vma-lock", "thp", "move-pud" };
+	static const char *const ioctls[] = { "INFO", "REMAP" };
+	struct fastremap_abi_info ai;
+	struct utsname u;
+	struct stat st;
+	int ret;
+
+	if (argc > 1)
+		return usage_error("info: unexpected argument '%s'", argv[1]);
+	printf("library:      libfastremap %s\n", fastremap_version());
+	if (uname(&u) == 0)
+		printf("kernel:       %s %s %s\n", u.sysname, u.release,
+		       u.machine);
+
+	if (stat(DEVICE, &st)) {
+		printf("device:       %s: absent (%s)\n", DEVICE, strerror(errno));
+		advise(ENOENT);
+		printf("fallback:     fastremap() calls mremap(2)\n");
+		return EXIT_NODEV;
+	}
+	{
+		struct passwd *pw = getpwuid(st.st_uid);
+		struct group *gr = getgrgid(st.st_gid);
+		char uid[16], gid[16];
+
+		snprintf(uid, sizeof(uid), "%u", (unsigned int)st.st_uid);
+		snprintf(gid, sizeof(gid), "%u", (unsigned int)st.st_gid);
+		printf("device:       %s: present, %s, mode %04o, owner %s:%s, "
+		       "number %u:%u\n", DEVICE,
+		       S_ISCHR(st.st_mode) ? "character device" : "NOT a character device",
+		       st.st_mode & 07777, pw ? pw->pw_name : uid,
+		       gr ? gr->gr_name : gid, major(st.st_rdev),
+		       minor(st.st_rdev));
+	}
+
+	memset(&ai, 0, sizeof(ai));
+	ai.size = sizeof(ai);
+	ret = fastremap_info(&ai);
+	if (ret) {
+		printf("handshake:    failed: %s\n", strerror(-ret));
+		advise(-ret);
+		printf("fallback:     fastremap() calls mremap(2)\n");
+		print_symbols();
+		return ret == -EACCES || ret == -EPERM || ret == -ENODEV ?
+		       EXIT_NODEV : EXIT_FAIL;
+	}
+	printf("ABI version:  %u (this library speaks %u: %s)\n", ai.abi_version,
+	       ai.library_abi, ai.abi_version == ai.library_abi ?
+	       "compatible" : "INCOMPATIBLE: install matching module and library");
+	printf("features:     ");
+	print_bits(ai.features, feats, 3);
+	printf("ioctls:       ");
+	print_bits(ai.ioctls, ioctls, 2);
+	printf("remap:        %s\n", ai.remap_usable ?
+	       "usable: fastremap() takes the fast path where the module handles the case" :
+	       "NOT usable: fastremap() calls mremap(2)");
+	print_symbols();
+	return ai.remap_usable ? EXIT_OK : EXIT_FAIL;
+}
+
+/* Selftest memory: an aligned address inside a fresh PROT_NONE reservation. */
+static char *reserve(size_t len, size_t align)
+{
+	char *p = mmap(NULL, len + align, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	return (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+}
+
+static uint64_t pattern(size_t word)
+{
+	return (word + 1) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Index of the first wrong word of len bytes at p, or -1 when all are right. */
+static long check_pattern(const char *p, size_t len)
+{
+	const uint64_t *w = (const uint64_t *)p;
+
+	for (size_t k = 0; k < len / 8; k++)
+		if (w[k] != pattern(k))
+			return (long)k;
+	return -1;
+}
+
+static int is_unmapped(const void *p, size_t len)
+{
+	unsigned char vec[1];
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (size_t off = 0; off < len; off += (size_t)page)
+		if (mincore((char *)p + off, (size_t)page, vec) == 0 ||
+		    errno != ENOMEM)
+			return 0;
+	return 1;
+}
+
+struct step_result {
+	int module_steps, steps;
+	int fallback_reason, fallback_errno;
+};
+
+/* One move: reports it, checks the counters, returns the new address or NULL. */
+static char *step(struct step_result *sr, const char *what, char *old,
+		  size_t old_size, size_t new_size, int flags, char *dst)
+{
+	struct fastremap_stats st;
+	void *res = NULL;
+	long ret;
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	ret = fastremap_remap(old, old_size, new_size, flags, dst, 0, &st, &res);
+	if (ret) {
+		printf("FAIL  %s: %s (%s)\n", what, strerror((int)-ret),
+		       st.used_module ? "module" : "mremap(2)");
+		return NULL;
+	}
+	sr->steps++;
+	if (st.used_module) {
+		uint64_t moved = st.moved_pud + st.moved_pmd + st.moved_thp +
+				 st.moved_pte;
+
+		sr->module_steps++;
+		printf("%s  %s: module: pud %llu, pmd %llu, thp %llu, pte %llu, "
+		       "%llu TLB flush%s\n", moved && st.tlb_flushes ? "ok  " : "FAIL",
+		       what, (unsigned long long)st.moved_pud,
+		       (unsigned long long)st.moved_pmd,
+		       (unsigned long long)st.moved_thp,
+		       (unsigned long long)st.moved_pte,
+		       (unsigned long long)st.tlb_flushes,
+		       st.tlb_flushes == 1 ? "" : "es");
+		if (!moved || !st.tlb_flushes)
+			return NULL;
+	} else {
+		sr->fallback_reason = st.reason;
+		sr->fallback_errno = st.reason_errno;
+		printf("ok    %s: mremap(2) fallback: %s%s%s%s\n", what,
+		       fastremap_strreason(st.reason),
+		       st.reason_errno ? " (" : "",
+		       st.reason_errno ? strerror(st.reason_errno) : "",
+		       st.reason_errno ? ")" : "");
+	}
+	if (dst && (flags & MREMAP_FIXED) && res != dst) {
+		printf("FAIL  %s: moved to %p, not to %p\n", what, res, (void *)dst);
+		return NULL;
+	}
+	return res;
+}
+
+static int verify(const char *what, char *p, size_t len, char *old, size_t old_len)
+{
+	long bad = check_pattern(p, len);
+
+	if (bad >= 0) {
+		printf("FAIL  %s: word %ld (at %p) differs\n", what, bad,
+		       (void *)(p + bad * 8));
+		return 0;
+	}
+	if (old && !is_unmapped(old, old_len)) {
+		printf("FAIL  %s: the old range %p is still mapped\n", what,
+		       (void *)old);
+		return 0;
+	}
+	printf("ok    %s: all %zu bytes intact, old range unmapped\n", what, len);
+	return 1;
+}
+
+static int cmd_selftest(int argc, char **argv)
+{
+	struct step_result sr = { 0, 0, 0, 0 };
+	char *src, *a, *b, *c, *resv_a, *resv_b;
+	int require = 0, ok = 0;
+	long bad;
+
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--require-module"))
+			require = 1;
+		else
+			return usage_error("selftest: unknown option '%s'", argv[k]);
+	}
+
+	src = reserve(TEST_SIZE, PMD_SIZE);
+	resv_a = reserve(TEST_SIZE, PMD_SIZE);
+	resv_b = reserve(2 * TEST_SIZE + PMD_SIZE, PMD_SIZE);
+	if (!src || !resv_a || !resv_b ||
+	    mmap(src, TEST_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		printf("FAIL  map %lu MiB: %s\n", TEST_SIZE / MIB, strerror(errno));
+		return EXIT_FAIL;
+	}
+	for (size_t k = 0; k < TEST_SIZE / 8; k++)
+		((uint64_t *)src)[k] = pattern(k);
+	printf("ok    map %lu MiB at %p (PMD-aligned) and fill it with a pattern\n",
+	       TEST_SIZE / MIB, (void *)src);
+
+	a = step(&sr, "move to a PMD-aligned destination", src, TEST_SIZE,
+		 TEST_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED, resv_a);
+	if (!a || !verify("PMD-aligned destination", a, TEST_SIZE, src, TEST_SIZE))
+		goto out;
+	b = step(&sr, "move to a misaligned destination (+4 KiB)", a, TEST_SIZE,
+		 TEST_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED, resv_b + 4096);
+	if (!b || !verify("misaligned destination", b, TEST_SIZE, a, TEST_SIZE))
+		goto out;
+	/* The reservation's rest follows b, so the growth has to move. */
+	c = step(&sr, "grow 8 MiB to 16 MiB (MREMAP_MAYMOVE)", b, TEST_SIZE,
+		 2 * TEST_SIZE, MREMAP_MAYMOVE, NULL);
+	if (!c || !verify("grown mapping", c, TEST_SIZE, c == b ? NULL : b,
+			  TEST_SIZE))
+		goto out;
+	bad = -1;
+	for (size_t k = TEST_SIZE / 8; k < 2 * TEST_SIZE / 8; k++)
+		if (((uint64_t *)c)[k]) {
+			bad = (long)k;
+			break;
+		}
+	if (bad >= 0) {
+		printf("FAIL  grown mapping: the new 8 MiB are not zero (word %ld)\n",
+		       bad);
+		goto out;
+	}
+	printf("ok    grown mapping: the new 8 MiB read as zero\n");
+	munmap(c, 2 * TEST_SIZE);
+	ok = 1;
+out:
+	munmap(resv_a, TEST_SIZE);
+	munmap(resv_b, 2 * TEST_SIZE + PMD_SIZE);
+	if (!ok) {
+		printf("selftest FAILED\n");
+		return EXIT_FAIL;
+	}
+	if (sr.module_steps == sr.steps) {
+		printf("selftest passed: every move took the fast path (module)\n");
+		return EXIT_OK;
+	}
+	printf("selftest passed through the mremap(2) fallback "
+	       "(%d of %d moves): %s\n", sr.steps - sr.module_steps, sr.steps,
+	       fastremap_strreason(sr.fallback_reason));
+	advise(sr.fallback_errno);
+	if (require) {
+		printf("--require-module: the module was not used\n");
+		return EXIT_NODEV;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	if (argc > 1)
+		return usage_error("bench: unexpected argument '%s'", argv[1]);
+	printf("The benchmark runs from the fastremap source tree, as root:\n"
+	       "\n"
+	       "    sudo scripts/deps.sh && sudo make bench\n"
+	       "\n"
+	       "It builds the module and the benchmark programs, boots a Debian "
+	       "kernel\nunder QEMU and compares fastremap with mremap(2) there; "
+	       "see README.md.\n");
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 0 && argv[0] && *argv[0]) {
+		const char *s = strrchr(argv[0], '/');
+
+		prog = s ? s + 1 : argv[0];
+	}
+	if (argc < 2)
+		return usage_error("%s", "missing command");
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("fastremapctl %s\n", fastremap_version());
+		return EXIT_OK;
+	}
+	for (int k = 2; k < argc; k++)
+		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+	if (!strcmp(argv[1], "info"))
+		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "selftest"))
+		return cmd_selftest(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench"))
+		return cmd_bench(argc - 1, argv + 1);
+	return usage_error("unknown command '%s'", argv[1]);
+}

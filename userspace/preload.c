@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libfastremap-preload.so: routes the mremap() calls of an unmodified
+ * program through libfastremap. Load it with LD_PRELOAD. See
+ * fastremap-preload(8).
+ *
+ * FASTREMAP_PRELOAD_DISABLE=1: call the mremap system call directly.
+ * FASTREMAP_PRELOAD_LOG=1: one line per call on stderr, prefixed
+ * "fastremap-preload: ", saying which path answered and why.
+ *
+ * The library is linked into this object and kept private to it, so the
+ * shim needs nothing on the library path and a program that also links
+ * libfastremap.so keeps its own copy. The library calls the mremap system
+ * call, never mremap(), so the shim cannot recurse into itself.
+ *
+ * Everything here is async-signal-safe in practice: no allocation, no
+ * stdio, no locks (the log line is formatted by hand and written with one
+ * write(2)), so an allocator or a GC may call mremap() from anywhere.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "fastremap.h"
+
+#define LOG_PREFIX	"fastremap-preload: "
+#define ENV_DISABLE	"FASTREMAP_PRELOAD_DISABLE"
+#define ENV_LOG		"FASTREMAP_PRELOAD_LOG"
+
+#define CFG_READY	1
+#define CFG_DISABLE	2
+#define CFG_LOG		4
+
+static _Atomic int fr_cfg;
+
+/* Set to anything but empty or "0". */
+static int env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static int config(void)
+{
+	int c = atomic_load_explicit(&fr_cfg, memory_order_relaxed);
+
+	if (!c) {
+		c = CFG_READY | (env_on(ENV_DISABLE) ? CFG_DISABLE : 0) |
+		    (env_on(ENV_LOG) ? CFG_LOG : 0);
+		atomic_store_explicit(&fr_cfg, c, memory_order_relaxed);
+	}
+	return c;
+}
+
+/* Read the environment before main(), while it is certainly intact. */
+__attribute__((constructor)) static void preload_init(void)
+{
+	config();
+}
+
+/* A fixed-size line buffer, filled without stdio. */
+struct line {
+	char buf[512];
+	size_t len;
+};
+
+static void put_str(struct line *l, const char *s)
+{
+	while (*s && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = *s++;
+}
+
+static void put_num(struct line *l, uint64_t v, unsigned int base)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	if (base == 16)
+		put_str(l, "0x");
+	while (n && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = tmp[--n];
+}
+
+static void put_errno(struct line *l, int e)
+{
+	const char *name = strerrorname_np(e);
+
+	if (name) {
+		put_str(l, name);
+	} else {
+		put_str(l, "errno ");
+		put_num(l, (uint64_t)e, 10);
+	}
+}
+
+static void put_flags(struct line *l, int flags)
+{
+	static const struct {
+		int bit;
+		const char *name;
+	} names[] = {
+		{ MREMAP_MAYMOVE, "MAYMOVE" },
+		{ MREMAP_FIXED, "FIXED" },
+		{ MREMAP_DONTUNMAP, "DONTUNMAP" },
+	};
+	unsigned int rest = (unsigned int)flags;
+	int first = 1;
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		if (!(rest & (unsigned int)names[k].bit))
+			continue;
+		put_str(l, first ? "" : "|");
+		put_str(l, names[k].name);
+		rest &= ~(unsigned int)names[k].bit;
+		first = 0;
+	}
+	if (rest || first) {
+		put_str(l, first ? "" : "|");
+		put_num(l, rest, 16);
+	}
+}
+
+static void log_call(void *old_address, size_t old_size, size_t new_size,
+		     int flags, void *new_address, long ret, void *res,
+		     const struct fastremap_stats *st, int disabled)
+{
+	struct line l = { .len = 0 };
+	ssize_t w;
+	size_t off = 0;
+
+	put_str(&l, LOG_PREFIX "mremap(");
+	put_num(&l, (uintptr_t)old_address, 16);
+	put_str(&l, ", ");
+	put_num(&l, old_size, 10);
+	put_str(&l, ", ");
+	put_num(&l, new_size, 10);
+	put_str(&l, ", ");
+	put_flags(&l, flags);
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		put_str(&l, ", ");
+		put_num(&l, (uintptr_t)new_address, 16);
+	}
+	put_str(&l, ") = ");
+	if (ret < 0) {
+		put_str(&l, "-1 ");
+		put_errno(&l, (int)-ret);
+	} else {
+		put_num(&l, (uintptr_t)res, 16);
+	}
+	if (disabled) {
+		put_str(&l, ": mremap(2): disabled by " ENV_DISABLE);
+	} else if (st->used_module) {
+		put_str(&l, ": module (pud ");
+		put_num(&l, st->moved_pud, 10);
+		put_str(&l, ", pmd ");
+		put_num(&l, st->moved_pmd, 10);
+		put_str(&l, ", thp ");
+		put_num(&l, st->moved_thp, 10);
+		put_str(&l, ", pte ");
+		put_num(&l, st->moved_pte, 10);
+		put_str(&l, ", TLB flushes ");
+		put_num(&l, st->tlb_flushes, 10);
+		put_str(&l, ")");
+	} else {
+		put_str(&l, ": mremap(2) fallback: ");
+		put_str(&l, fastremap_strreason(st->reason));
+		if (st->reason_errno) {
+			put_str(&l, " (");
+			put_errno(&l, st->reason_errno);
+			put_str(&l, ")");
+		}
+	}
+	l.buf[l.len++] = '\n';
+	while (off < l.len) {
+		w = write(STDERR_FILENO, l.buf + off, l.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
+	     ...)
+{
+	struct fastremap_stats st;
+	void *new_address = NULL, *res = MAP_FAILED;
+	int cfg = config(), saved = errno;
+	long ret;
+
+	/* glibc's mremap() reads the fifth argument only with these. */
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		new_address = va_arg(ap, void *);
+		va_end(ap);
+	}
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	if (cfg & CFG_DISABLE) {
+		ret = syscall(SYS_mremap, old_address, old_size, new_size,
+			      (unsigned long)(unsigned int)flags, new_address);
+		if (ret == -1)
+			ret = -errno;
+		else
+			res = (void *)ret, ret = 0;
+	} else {
+		ret = fastremap_remap(old_address, old_size, new_size, flags,
+				      new_address, 0, &st, &res);
+	}
+	if (cfg & CFG_LOG)
+		log_call(old_address, old_size, new_size, flags, new_address,
+			 ret, res, &st, cfg & CFG_DISABLE);
+	if (ret < 0) {
+		errno = (int)-ret;
+		return MAP_FAILED;
+	}
+	errno = saved;
+	return res;
+}
