@@ -15,9 +15,22 @@ TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
 
 # In-VM test programs are static: the guest has no libc of its own.
 VM_TESTS := $(filter-out \#%,$(shell grep -v '^\#' tests/vm-tests))
-HOST_TESTS := t_ibt_unit
+HOST_TESTS := t_ibt_unit t_lib
 
-all: module tests
+# libfastremap, the LD_PRELOAD shim, fastremapctl, the pkg-config file and
+# the man pages are built by userspace/Makefile, into $(BUILD)/userspace.
+USERSPACE := $(MAKE) -C userspace BUILD=$(abspath $(BUILD))/userspace
+LIBFR := $(BUILD)/userspace/libfastremap.a
+
+all: module userspace tests
+
+# userspace/Makefile knows the library's dependencies: always ask it. The
+# static library first, so that make -j never runs two of these at once.
+$(LIBFR): FORCE
+	$(USERSPACE) $(abspath $@)
+
+userspace: $(LIBFR)
+	$(USERSPACE)
 
 # The module builds against the running kernel's headers when they exist;
 # a machine without them (such as a build host) skips it with a note.
@@ -30,9 +43,15 @@ module:
 
 tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS))
 
-$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h uapi/linux/fastremap.h module/ibt.h
+$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h uapi/linux/fastremap.h module/ibt.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(if $(filter $*,$(patsubst t_%,%,$(VM_TESTS))),-static) -o $@ $<
+
+# The library's test runs on the host (fallback) and in the VM (fast
+# path): static, linked with the static library.
+$(BUILD)/bin/t_lib: tests/t_lib.c tests/tap.h userspace/fastremap.h $(LIBFR)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
 
 # The whole suite on three kernels under QEMU; installs what it needs.
 check:
@@ -40,10 +59,11 @@ check:
 	scripts/prepare-kernels.sh
 	tests/run.sh
 
-install: module
+install: module userspace
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/module INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	install -D -m 0644 uapi/linux/fastremap.h $(DESTDIR)$(PREFIX)/include/linux/fastremap.h
 	install -D -m 0644 udev/60-fastremap.rules $(DESTDIR)$(UDEVDIR)/60-fastremap.rules
+	$(USERSPACE) install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 uninstall:
@@ -51,6 +71,7 @@ uninstall:
 		$(DESTDIR)/lib/modules/$(KVER)/extra/fastremap.ko
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/fastremap.h
 	rm -f $(DESTDIR)$(UDEVDIR)/60-fastremap.rules
+	$(USERSPACE) uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 # DKMS: stage the module's sources under /usr/src and let dkms build and
@@ -68,4 +89,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module tests check install uninstall dkms-install dkms-uninstall clean
+.PHONY: all module userspace tests check install uninstall dkms-install dkms-uninstall clean FORCE
+
+FORCE:

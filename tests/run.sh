@@ -9,8 +9,8 @@ set -uo pipefail
 
 # The in-VM test programs, in order (t_unload last), from tests/vm-tests.
 VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
-# Host tests: programs in build/bin, or scripts in scripts/.
-HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit checkpatch-test.sh"}
+# Host tests: programs in build/bin, or scripts in scripts/ or userspace/tests/.
+HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib checkpatch-test.sh install-test.sh"}
 # Kernel log lines that fail a run, wherever they appear in the guest's log.
 BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
 
@@ -60,6 +60,7 @@ s_pass=0 s_fail=0 s_skip=0
 for t in $HOST_TESTS; do
 	echo "# host/$t"
 	case $t in
+	install-test.sh) "$FR_TOP/userspace/tests/$t" ;;
 	*.sh) "$FR_TOP/scripts/$t" ;;
 	*) "$bindir/$t" ;;
 	esac | tee "$results/host-$t.tap"
