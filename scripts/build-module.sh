@@ -12,7 +12,7 @@ out="$FR_BUILD/$suite"
 mkdir -p "$out"
 
 # The sources are staged inside the build root so a chroot can see them.
-rel=/var/tmp/fastremap-build
+rel=/var/tmp/fastremap-build-$(fr_build_id)
 [ "$suite" = bookworm ] && rel="$out/src"
 stage="${root%/}$rel"
 fr_stage_src "$stage"

@@ -30,6 +30,10 @@ fr_kver() {
 	ls "$root"/boot/vmlinuz-* 2>/dev/null | sed 's#.*/vmlinuz-##' | sort -V | tail -n 1
 }
 
+# A name for this checkout's build directory, so that staging folders
+# inside the shared chroots do not collide between checkouts.
+fr_build_id() { printf '%s' "$FR_BUILD" | md5sum | cut -c1-8; }
+
 fr_chroot_dir() { printf '%s/chroot-%s\n' "$FR_CACHE" "$1"; }
 
 # The filesystem root whose kernel and headers a suite uses.

@@ -10,7 +10,7 @@ suite=$1
 root=$(fr_root "$suite")
 kver=$(fr_kver "$root")
 ver=$(cat "$FR_TOP/VERSION")
-base=/var/tmp/fastremap-dkms
+base=/var/tmp/fastremap-dkms-$(fr_build_id)
 hostbase="${root%/}$base"
 rm -rf "$hostbase"
 mkdir -p "$hostbase/tree" "$hostbase/src"
