@@ -2,6 +2,8 @@
 # Boots one suite's kernel under QEMU (software emulation) with the module
 # and the test programs in an initramfs; the serial console is the output.
 # Usage: vm-run.sh SUITE TESTBIN_DIR LOG [TEST...]
+# FASTREMAP_VM_EXTRA=DIR copies DIR's tree into the initramfs root as well
+# (a dynamic loader and libraries, for programs that are not static).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -24,6 +26,9 @@ for t in "$@"; do
 	cp "$bindir/$t" "$stage/tests/"
 	echo "$t" >>"$stage/tests/order"
 done
+if [ -n "${FASTREMAP_VM_EXTRA:-}" ]; then
+	cp -a "$FASTREMAP_VM_EXTRA"/. "$stage"/
+fi
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$FR_BUILD/$suite/initrd.gz"
 
 # panic=-1 with -no-reboot: a panic ends QEMU at once instead of hanging.
