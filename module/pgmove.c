@@ -132,22 +132,37 @@ static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
 	return pmd_offset(pud, addr);
 }
 
+/*
+ * Locks the source and destination entries' page-table locks. Their order
+ * does not matter: mmap_lock, held for write, excludes every other mover.
+ */
+static void fr_lock2(spinlock_t *old_ptl, spinlock_t *new_ptl)
+{
+	spin_lock(old_ptl);
+	if (new_ptl != old_ptl)
+		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+}
+
+static void fr_unlock2(spinlock_t *old_ptl, spinlock_t *new_ptl)
+{
+	if (new_ptl != old_ptl)
+		spin_unlock(new_ptl);
+	spin_unlock(old_ptl);
+}
+
 /* Moves a whole PMD table from one PUD entry to another. */
 static void fr_move_pud(struct fr_move *m, pud_t *old_pud, pud_t *new_pud)
 {
 	spinlock_t *old_ptl, *new_ptl;
 	pud_t pud;
 
-	old_ptl = pud_lock(m->mm, old_pud);
+	old_ptl = pud_lockptr(m->mm, old_pud);
 	new_ptl = pud_lockptr(m->mm, new_pud);
-	if (new_ptl != old_ptl)
-		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	fr_lock2(old_ptl, new_ptl);
 	pud = *old_pud;
 	pud_clear(old_pud);
 	pud_populate(m->mm, new_pud, pud_pgtable(pud));
-	if (new_ptl != old_ptl)
-		spin_unlock(new_ptl);
-	spin_unlock(old_ptl);
+	fr_unlock2(old_ptl, new_ptl);
 	m->stats.pud++;
 	m->moved = true;
 }
@@ -164,10 +179,9 @@ static bool fr_move_pmd_table(struct fr_move *m, pmd_t *old_pmd,
 	bool moved = false;
 	pmd_t pmd;
 
-	old_ptl = pmd_lock(m->mm, old_pmd);
+	old_ptl = pmd_lockptr(m->mm, old_pmd);
 	new_ptl = pmd_lockptr(m->mm, new_pmd);
-	if (new_ptl != old_ptl)
-		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	fr_lock2(old_ptl, new_ptl);
 	/* Re-check under the lock, as mm/mremap.c does since 2024. */
 	pmd = *old_pmd;
 	if (pmd_present(pmd) && !pmd_leaf(pmd) && pmd_none(*new_pmd)) {
@@ -175,9 +189,7 @@ static bool fr_move_pmd_table(struct fr_move *m, pmd_t *old_pmd,
 		pmd_populate(m->mm, new_pmd, pmd_pgtable(pmd));
 		moved = true;
 	}
-	if (new_ptl != old_ptl)
-		spin_unlock(new_ptl);
-	spin_unlock(old_ptl);
+	fr_unlock2(old_ptl, new_ptl);
 	if (moved) {
 		m->stats.pmd++;
 		m->moved = true;
@@ -209,10 +221,9 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 	pgtable_t pgtable;
 	pmd_t pmd;
 
-	old_ptl = pmd_lock(m->mm, old_pmd);
+	old_ptl = pmd_lockptr(m->mm, old_pmd);
 	new_ptl = pmd_lockptr(m->mm, new_pmd);
-	if (new_ptl != old_ptl)
-		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	fr_lock2(old_ptl, new_ptl);
 	if (fr_pmd_is_huge(*old_pmd) && pmd_none(*new_pmd)) {
 		pmd = pmdp_huge_get_and_clear(m->mm, old_addr, old_pmd);
 		/*
@@ -229,9 +240,7 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 		set_pmd_at(m->mm, new_addr, new_pmd, fr_soft_dirty_pmd(pmd));
 		moved = true;
 	}
-	if (new_ptl != old_ptl)
-		spin_unlock(new_ptl);
-	spin_unlock(old_ptl);
+	fr_unlock2(old_ptl, new_ptl);
 	if (moved) {
 		m->stats.thp++;
 		m->moved = true;
@@ -286,9 +295,7 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
 		set_pte_at(m->mm, new_addr, new_pte, fr_soft_dirty_pte(pte));
 		n++;
 	}
-	if (new_ptl != old_ptl)
-		spin_unlock(new_ptl);
-	spin_unlock(old_ptl);
+	fr_unlock2(old_ptl, new_ptl);
 	if (n) {
 		m->stats.pte += n;
 		m->moved = true;
