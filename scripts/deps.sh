@@ -9,7 +9,7 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio gzip
 	mmdebstrap dkms
 	gnuplot-nox man-db groff-base
-	linux-source-6.1
+	linux-source-6.1 xz-utils
 )
 
 missing=()

@@ -109,6 +109,15 @@ for suite in $FR_SUITES; do
 	hcheck "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)" \
 		"$suite: guest kernel log captured and clean"
 	hcheck "$(grep -q '^FR-DONE$' "$log" && echo 1)" "$suite: VM ran to the end and powered off"
+
+	fr_log "$suite: mremap selftests plain and under the LD_PRELOAD shim"
+	echo "# $suite/selftests"
+	"$FR_TOP/scripts/selftests-vm.sh" "$suite" "$results/$suite-selftests-vm.log" \
+		>"$results/$suite-selftests.tap"
+	rc=$?
+	cat "$results/$suite-selftests.tap"
+	count_tap "$results/$suite-selftests.tap"
+	hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: mremap selftests VM ran to the end with a clean kernel log (exit $rc)"
 	finish_suite "$suite"
 done
 
