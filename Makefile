@@ -53,6 +53,13 @@ $(BUILD)/bin/t_lib: tests/t_lib.c tests/tap.h userspace/fastremap.h $(LIBFR)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
 
+# The main job: fastremap against mremap(2) (and UFFDIO_MOVE) in a VM of
+# Debian 12's kernel; BENCH_FULL=1 for all three kernels. See bench/.
+bench:
+	scripts/deps.sh
+	scripts/prepare-kernels.sh
+	bench/run.sh
+
 # The whole suite on three kernels under QEMU; installs what it needs.
 check:
 	scripts/deps.sh
@@ -89,6 +96,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests check install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench check install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:
