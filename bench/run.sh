@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The benchmark (`make bench`): fastremap against mremap(2) and UFFDIO_MOVE.
+#
+# Usage: bench/run.sh            boot each kernel under QEMU and run fr_bench
+#        bench/run.sh --native   run fr_bench on this machine (/dev/fastremap needed)
+#
+# Kernels: Debian 12's by default; FASTREMAP_BENCH_SUITES="bookworm trixie sid"
+# (or BENCH_FULL=1) for all three. Sizes and repetitions: FASTREMAP_BENCH_REPS,
+# _SIZE_MB, _LOOP_N, _GC_MOVES, _GC_ARENA_MB, _WORKLOADS (see bench/README.md);
+# for the VM they are compiled into fr_bench, which gets no arguments there.
+#
+# Per kernel: bench/results/<kernel>.csv (fr_bench's CSV block), .md (the
+# table), .png (the chart), .log (fr_bench's header), and a
+# table on the terminal. The guest's full serial log stays in
+# build/bench/results/. Exits non-zero if a kernel does not boot, fr_bench
+# fails or does not finish, a cell reports an error, or the kernel log has
+# a BUG/WARNING/Oops (the same patterns tests/run.sh rejects).
+set -uo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+BENCH="$FR_TOP/bench"
+RESULTS=${FASTREMAP_BENCH_RESULTS:-$BENCH/results}
+# The bench's own build tree, so a concurrent `make check` keeps its initramfs.
+export FASTREMAP_BUILD=${FASTREMAP_BENCH_BUILD:-$FR_TOP/build/bench}
+FR_BUILD=$FASTREMAP_BUILD
+BINDIR="$FR_TOP/build/bin"
+LOGDIR="$FR_BUILD/results"
+BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
+
+native=0
+case ${1:-} in
+--native) native=1 ;;
+"") ;;
+-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+*) fr_die "usage: $0 [--native]" ;;
+esac
+
+if [ "${BENCH_FULL:-0}" = 1 ]; then
+	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm trixie sid}
+else
+	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm}
+fi
+CC=${CC:-cc}
+mkdir -p "$RESULTS" "$BINDIR" "$LOGDIR"
+
+# fr_bench's configuration as -D flags: the guest passes it no arguments.
+bench_defines() {
+	local v d=()
+	for v in REPS SIZE_MB LOOP_N GC_MOVES GC_ARENA_MB FRESH TRACE TRACE_BUF_KB; do
+		local e="FASTREMAP_BENCH_$v"
+		if [ -n "${!e:-}" ]; then
+			[[ ${!e} =~ ^[0-9]+$ ]] || fr_die "$e=${!e}: not a number"
+			d+=("-DFR_BENCH_$v=${!e}")
+		fi
+	done
+	if [ -n "${FASTREMAP_BENCH_WORKLOADS:-}" ]; then
+		[[ $FASTREMAP_BENCH_WORKLOADS =~ ^[0-9a-z,\ ]+$ ]] ||
+			fr_die "FASTREMAP_BENCH_WORKLOADS: a list such as 1,2,3,6m"
+		d+=("-DFR_BENCH_WORKLOADS=\"$FASTREMAP_BENCH_WORKLOADS\"")
+	fi
+	[ ${#d[@]} -eq 0 ] || printf '%s\n' "${d[@]}"
+}
+
+build_bench() { # build_bench OUT EXTRA_FLAGS...
+	local out=$1
+	shift
+	local defs
+	mapfile -t defs < <(bench_defines)
+	"$CC" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" \
+		"${defs[@]}" "$@" -o "$out" "$BENCH/fr_bench.c" ||
+		fr_die "fr_bench does not build"
+}
+
+# report CSV: the terminal table, RESULTS/<kernel>.md and .png.
+report() {
+	local csv=$1 kernel base
+	kernel=$(awk -F, 'NR == 2 { print $1 }' "$csv")
+	base="$RESULTS/$kernel"
+	echo
+	awk -F, -v fmt=text -f "$BENCH/table.awk" "$csv"
+	awk -F, -v fmt=md -f "$BENCH/table.awk" "$csv" >"$base.md"
+	awk -F, -f "$BENCH/plotdata.awk" "$csv" >"$LOGDIR/$kernel.dat"
+	rm -f "$base.png"
+	if command -v gnuplot >/dev/null; then
+		gnuplot -e "datafile='$LOGDIR/$kernel.dat'; outfile='$base.png'; kernel='$kernel'; timing='$(sed -n 's/^# timing: //p' "$base.log")'" \
+			"$BENCH/plot.gp" 2>"$LOGDIR/$kernel.gnuplot.log" ||
+			{ cat "$LOGDIR/$kernel.gnuplot.log" >&2; fr_log "warning: no chart"; }
+	else
+		fr_log "warning: gnuplot missing (scripts/deps.sh installs gnuplot-nox): no chart"
+	fi
+	echo "# results: $csv, $base.md, $base.png"
+}
+
+# check NAME OK?: a pass/fail line; failures make the run fail.
+failed=0
+check() {
+	if [ "$2" = 1 ]; then
+		echo "# ok: $1"
+	else
+		echo "# FAILED: $1"
+		failed=1
+	fi
+}
+
+# Splits fr_bench's output (in LOG) into RESULTS/<kernel>.csv and .log.
+extract() { # extract LOG -> prints the CSV path, or nothing
+	local log=$1 kernel
+	kernel=$(sed -n 's/^# kernel: //p' "$log" | head -n 1)
+	[ -n "$kernel" ] || return 0
+	sed -n '/^FR-BENCH-CSV-BEGIN$/,/^FR-BENCH-CSV-END$/p' "$log" | sed '1d;$d' \
+		>"$RESULTS/$kernel.csv.tmp"
+	# The header; every repetition's time stays in the full log.
+	grep '^# ' "$log" | grep -v '^# \[' >"$RESULTS/$kernel.log"
+	if [ "$(wc -l <"$RESULTS/$kernel.csv.tmp")" -gt 1 ]; then
+		mv "$RESULTS/$kernel.csv.tmp" "$RESULTS/$kernel.csv"
+		echo "$RESULTS/$kernel.csv"
+	else
+		rm -f "$RESULTS/$kernel.csv.tmp"
+	fi
+}
+
+# Shows fr_bench's "#" lines as they arrive in LOG until PID ends.
+follow() { # follow LOG PID
+	tail -n +1 -F --pid="$2" "$1" 2>/dev/null | grep --line-buffered '^# ' >&2
+}
+
+cells_ok() { # cells_ok CSV: no cell reports an error
+	! awk -F, 'NR > 1 && $10 ~ /^error/' "$1" | grep -q .
+}
+
+fastremap_ran() { # fastremap_ran CSV: the module was there (no fastremap cell skipped)
+	! awk -F, 'NR > 1 && $3 == "fastremap" && $10 ~ /^skip: (no \/dev\/fastremap|module)/' "$1" | grep -q .
+}
+
+run_native() {
+	[ -e /dev/fastremap ] ||
+		fr_die "no /dev/fastremap: load the module first (make dkms-install, modprobe fastremap)"
+	if ! [ -r /dev/fastremap ] || ! [ -w /dev/fastremap ]; then
+		fr_die "/dev/fastremap is not readable and writable: run as root"
+	fi
+	local bin="$FR_TOP/build/bin/fr_bench-native" log="$LOGDIR/native.log" csv n0 bad pid fpid
+	# Natively the defaults are the issue's full sizes.
+	: "${FASTREMAP_BENCH_LOOP_N:=10000}" "${FASTREMAP_BENCH_GC_MOVES:=10000}"
+	export FASTREMAP_BENCH_LOOP_N FASTREMAP_BENCH_GC_MOVES
+	build_bench "$bin"
+	n0=$(dmesg 2>/dev/null | wc -l)
+	fr_log "native: running fr_bench on $(uname -r)"
+	FASTREMAP_BENCH_TRACE_PIDS=1 "$bin" >"$log" 2>&1 &
+	pid=$!
+	follow "$log" "$pid" &
+	fpid=$!
+	wait "$pid"
+	local rc=$?
+	wait "$fpid"
+	check "fr_bench finished and exited 0 (rc $rc)" "$([ "$rc" = 0 ] && echo 1)"
+	csv=$(extract "$log")
+	check "CSV extracted" "$([ -n "$csv" ] && echo 1)"
+	if [ -n "$csv" ]; then
+		check "every cell ran or was skipped for a reason" "$(cells_ok "$csv" && echo 1)"
+		check "fastremap ran (no fastremap cell skipped)" "$(fastremap_ran "$csv" && echo 1)"
+		report "$csv"
+	fi
+	dmesg 2>/dev/null | tail -n +$((n0 + 1)) >"$LOGDIR/native-dmesg.log"
+	bad=$(grep -E "$BAD_LOG" "$LOGDIR/native-dmesg.log")
+	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
+	check "kernel log clean during the run" "$([ -z "$bad" ] && echo 1)"
+}
+
+run_vm() {
+	local suite=$1 log csv bad rc start pid fpid
+	log="$LOGDIR/$suite-vm.log"
+	fr_log "$suite: building the module"
+	if ! "$FR_TOP/scripts/build-module.sh" "$suite"; then
+		check "$suite: module builds" 0
+		return
+	fi
+	start=$(date +%s)
+	rm -f "$log"
+	fr_log "$suite: booting $(cat "$FR_BUILD/$suite/kver") under QEMU (TCG)"
+	# Line-buffered so that the progress reaches the log (and the terminal) as it comes.
+	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-1500} \
+		stdbuf -oL "$FR_TOP/scripts/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
+	pid=$!
+	follow "$log" "$pid" &
+	fpid=$!
+	wait "$pid"
+	wait "$fpid"
+	fr_log "$suite: VM finished in $(($(date +%s) - start)) s"
+
+	check "$suite: kernel booted" "$(grep -q 'FR-KERNEL ' "$log" && echo 1)"
+	check "$suite: module loaded (insmod ok)" "$(grep -q '^ok [0-9]* - insmod fastremap.ko' "$log" && echo 1)"
+	rc=$(sed -n 's/^FR-END fr_bench \([0-9]*\)$/\1/p' "$log")
+	check "$suite: fr_bench finished and exited 0 (${rc:-did not finish})" "$([ "$rc" = 0 ] && echo 1)"
+	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$LOGDIR/$suite-dmesg.log"
+	bad=$(grep -E "$BAD_LOG" "$LOGDIR/$suite-dmesg.log")
+	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
+	check "$suite: guest kernel log captured and clean" \
+		"$([ -s "$LOGDIR/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)"
+	check "$suite: VM ran to the end" "$(grep -q '^FR-DONE$' "$log" && echo 1)"
+	csv=$(extract "$log")
+	check "$suite: CSV extracted" "$([ -n "$csv" ] && echo 1)"
+	if [ -n "$csv" ]; then
+		check "$suite: every cell ran or was skipped for a reason" "$(cells_ok "$csv" && echo 1)"
+		check "$suite: fastremap ran (no fastremap cell skipped)" "$(fastremap_ran "$csv" && echo 1)"
+		report "$csv"
+	fi
+}
+
+t0=$(date +%s)
+if [ "$native" = 1 ]; then
+	run_native
+else
+	[ "$(id -u)" = 0 ] || fr_die "run as root (chroots, module builds)"
+	FASTREMAP_SUITES="$SUITES" "$FR_TOP/scripts/prepare-kernels.sh" || fr_die "kernels not ready"
+	fr_log "building fr_bench (static, for the guest)"
+	build_bench "$BINDIR/fr_bench" -DFR_BENCH_EMULATED=1
+	for s in $SUITES; do
+		echo "# ===== $s"
+		run_vm "$s"
+	done
+fi
+fr_log "bench finished in $(($(date +%s) - t0)) s"
+[ "$failed" = 0 ]
