@@ -57,8 +57,12 @@ $(BUILD)/bin/t_lib: tests/t_lib.c tests/tap.h userspace/fastremap.h $(LIBFR)
 # Debian 12's kernel; BENCH_FULL=1 for all three kernels. See bench/.
 bench:
 	scripts/deps.sh
-	scripts/prepare-kernels.sh
+	$(MAKE) all
 	bench/run.sh
+
+# The same benchmark on this machine, with the module loaded (dkms-install).
+bench-native:
+	bench/run.sh --native
 
 # The whole suite on three kernels under QEMU; installs what it needs.
 check:
@@ -96,6 +100,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests bench check install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-native check install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

@@ -25,7 +25,7 @@ export FASTREMAP_BUILD=${FASTREMAP_BENCH_BUILD:-$FR_TOP/build/bench}
 FR_BUILD=$FASTREMAP_BUILD
 BINDIR="$FR_TOP/build/bin"
 LOGDIR="$FR_BUILD/results"
-BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
+BAD_LOG=$FR_BAD_LOG
 
 native=0
 case ${1:-} in

@@ -8,6 +8,9 @@ FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build}
 # The three kernels every feature is tested on, by Debian suite.
 FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 
+# Guest kernel-log lines that fail a test or benchmark run.
+FR_BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
+
 fr_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 fr_die() { fr_log "error: $*"; exit 1; }
 

@@ -59,8 +59,8 @@ fi
 printf '%s\n' "$tap" | grep -qE '^not ok [0-9]+' && bad=1
 [ "$rc" = 0 ] || { echo "# t_selftests exited ${rc:-(did not finish)}"; bad=1; }
 grep -q '^FR-DONE$' "$log" || { echo "# the VM did not run to the end"; bad=1; }
-# The same pattern as tests/run.sh's BAD_LOG.
-BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
+# The pattern of scripts/common.sh, as tests/run.sh uses it.
+BAD_LOG=$FR_BAD_LOG
 dmesg=$(sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log")
 if [ -z "$dmesg" ]; then
 	echo "# no guest kernel log captured"

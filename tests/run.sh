@@ -12,7 +12,7 @@ VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
 # Host tests: programs in build/bin, or scripts in scripts/ or userspace/tests/.
 HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib checkpatch-test.sh install-test.sh"}
 # Kernel log lines that fail a run, wherever they appear in the guest's log.
-BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
+BAD_LOG=$FR_BAD_LOG
 
 results="$FR_BUILD/results"
 mkdir -p "$results"
