@@ -57,7 +57,7 @@
 #define MAXMAP		SZ_4M		/* largest mapping or remap */
 #define FILE_SZ		(16 * SZ_1M)	/* every file and memfd */
 #define MAXFOFF		SZ_4M		/* largest file offset mapped */
-#define NOPS_DEFAULT	3000
+#define NOPS_DEFAULT	10000
 #define FULL_EVERY	100
 #define MAX_REPORTS	25
 #define MAXC		512		/* canonical entries per range */
