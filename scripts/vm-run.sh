@@ -26,6 +26,28 @@ for t in "$@"; do
 	cp "$bindir/$t" "$stage/tests/"
 	echo "$t" >>"$stage/tests/order"
 done
+# Kernel modules the tests use (zram: swap for the stress test), from the
+# suite's own modules tree with their dependencies, decompressed (busybox
+# insmod reads plain .ko) and listed in load order for the guest's init.
+mkdir -p "$stage/modules"
+: >"$stage/modules/order"
+moddir="${root%/}/lib/modules/$kver"
+for mod in ${FASTREMAP_VM_KMODS-zram}; do
+	line=$(grep -E "/$mod\.ko(\.xz|\.zst)?:" "$moddir/modules.dep" 2>/dev/null) || continue
+	deps=${line#*:}
+	# modules.dep lists a module's dependencies before it must load last.
+	for f in $(printf '%s\n' $deps | tac) "${line%%:*}"; do
+		name=$(basename "$f" | sed -E 's/\.ko(\.xz|\.zst)?$//')
+		grep -qx "$name" "$stage/modules/order" && continue
+		case $f in
+		*.xz) xz -dc "$moddir/$f" >"$stage/modules/$name.ko" ;;
+		*.zst) zstd -qdc "$moddir/$f" >"$stage/modules/$name.ko" ;;
+		*) cp "$moddir/$f" "$stage/modules/$name.ko" ;;
+		esac
+		echo "$name" >>"$stage/modules/order"
+	done
+done
+
 if [ -n "${FASTREMAP_VM_EXTRA:-}" ]; then
 	cp -a "$FASTREMAP_VM_EXTRA"/. "$stage"/
 fi
