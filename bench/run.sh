@@ -25,7 +25,6 @@ export FASTREMAP_BUILD=${FASTREMAP_BENCH_BUILD:-$FR_TOP/build/bench}
 FR_BUILD=$FASTREMAP_BUILD
 BINDIR="$FR_TOP/build/bin"
 LOGDIR="$FR_BUILD/results"
-BAD_LOG=$FR_BAD_LOG
 
 native=0
 case ${1:-} in
@@ -161,7 +160,7 @@ run_native() {
 		report "$csv"
 	fi
 	dmesg 2>/dev/null | tail -n +$((n0 + 1)) >"$LOGDIR/native-dmesg.log"
-	bad=$(grep -E "$BAD_LOG" "$LOGDIR/native-dmesg.log")
+	bad=$(grep -E "$FR_BAD_LOG" "$LOGDIR/native-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
 	check "kernel log clean during the run" "$([ -z "$bad" ] && echo 1)"
 }
@@ -192,7 +191,7 @@ run_vm() {
 	rc=$(sed -n 's/^FR-END fr_bench \([0-9]*\)$/\1/p' "$log")
 	check "$suite: fr_bench finished and exited 0 (${rc:-did not finish})" "$([ "$rc" = 0 ] && echo 1)"
 	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$LOGDIR/$suite-dmesg.log"
-	bad=$(grep -E "$BAD_LOG" "$LOGDIR/$suite-dmesg.log")
+	bad=$(grep -E "$FR_BAD_LOG" "$LOGDIR/$suite-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
 	check "$suite: guest kernel log captured and clean" \
 		"$([ -s "$LOGDIR/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)"

@@ -137,12 +137,6 @@ static inline bool fr_may_expand_vm(struct mm_struct *mm,
 #endif
 }
 
-static inline void vm_stat_account_compat(struct mm_struct *mm,
-					  vm_flags_t flags, long npages)
-{
-	fr_sym.vm_stat_account(mm, flags, npages);
-}
-
 /* get_unmapped_area() became an inline over an internal function in 6.10. */
 static inline unsigned long fr_get_unmapped_area(struct file *file,
 						 unsigned long addr,

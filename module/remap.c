@@ -89,10 +89,10 @@ static long fr_check_new_addr(struct fr_remap *r)
 	return 0;
 }
 
-static void fr_unaccount(unsigned long pages)
+/* The page offset @addr has in @vma's object (file, or anonymous). */
+static unsigned long fr_pgoff(struct vm_area_struct *vma, unsigned long addr)
 {
-	if (pages)
-		fr_vm_unacct_memory(pages);
+	return vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT);
 }
 
 /*
@@ -115,11 +115,11 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	long err = 0;
 
 	vma_start_write(vma);
-	new_vma = fr_copy_vma(&vma, new_addr, new_len,
-			      vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT),
+	/* need_rmap_locks is not used: the mover always takes them. */
+	new_vma = fr_copy_vma(&vma, new_addr, new_len, fr_pgoff(vma, addr),
 			      &need_rmap_locks, dontunmap);
 	if (!new_vma) {
-		fr_unaccount(r->charged);
+		fr_vm_unacct_memory(r->charged);
 		return -ENOMEM;
 	}
 	vma_start_write(new_vma);
@@ -157,7 +157,7 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 
 	/* total_vm peaks for a moment: keep that out of the high-water mark. */
 	hiwater_vm = mm->hiwater_vm;
-	vm_stat_account_compat(mm, vma->vm_flags, new_len >> PAGE_SHIFT);
+	fr_sym.vm_stat_account(mm, vma->vm_flags, new_len >> PAGE_SHIFT);
 
 	if (!err && dontunmap) {
 		fr_dontunmap_complete(vma, new_vma, addr, old_len);
@@ -230,11 +230,6 @@ static long fr_check_resize(struct mm_struct *mm, struct vm_area_struct *vma,
 	if (!fr_may_expand_vm(mm, vma, (r->new_len - old_len) >> PAGE_SHIFT))
 		return -ENOMEM;
 	return 0;
-}
-
-static unsigned long fr_pgoff(struct vm_area_struct *vma, unsigned long addr)
-{
-	return vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT);
 }
 
 /*
@@ -343,7 +338,7 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 	}
 	return fr_move_vma(mm, vma, r);
 fail:
-	fr_unaccount(r->charged);
+	fr_vm_unacct_memory(r->charged);
 	return err;
 }
 

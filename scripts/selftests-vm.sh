@@ -59,15 +59,13 @@ fi
 printf '%s\n' "$tap" | grep -qE '^not ok [0-9]+' && bad=1
 [ "$rc" = 0 ] || { echo "# t_selftests exited ${rc:-(did not finish)}"; bad=1; }
 grep -q '^FR-DONE$' "$log" || { echo "# the VM did not run to the end"; bad=1; }
-# The pattern of scripts/common.sh, as tests/run.sh uses it.
-BAD_LOG=$FR_BAD_LOG
 dmesg=$(sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log")
 if [ -z "$dmesg" ]; then
 	echo "# no guest kernel log captured"
 	bad=1
-elif printf '%s\n' "$dmesg" | grep -qE "$BAD_LOG"; then
+elif printf '%s\n' "$dmesg" | grep -qE "$FR_BAD_LOG"; then
 	echo "# guest kernel log:"
-	printf '%s\n' "$dmesg" | grep -E "$BAD_LOG" | head -n 40 | sed 's/^/#   /'
+	printf '%s\n' "$dmesg" | grep -E "$FR_BAD_LOG" | head -n 40 | sed 's/^/#   /'
 	bad=1
 else
 	echo "# guest kernel log clean (no BUG/WARNING/Oops)"

@@ -11,8 +11,6 @@ set -uo pipefail
 VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
 # Host tests: programs in build/bin, or scripts in scripts/ or userspace/tests/.
 HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib checkpatch-test.sh install-test.sh"}
-# Kernel log lines that fail a run, wherever they appear in the guest's log.
-BAD_LOG=$FR_BAD_LOG
 
 results="$FR_BUILD/results"
 mkdir -p "$results"
@@ -104,7 +102,7 @@ for suite in $FR_SUITES; do
 		hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: $t finished and exited 0 (${rc:-did not finish})"
 	done
 	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$results/$suite-dmesg.log"
-	bad=$(grep -E "$BAD_LOG" "$results/$suite-dmesg.log")
+	bad=$(grep -E "$FR_BAD_LOG" "$results/$suite-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
 	hcheck "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)" \
 		"$suite: guest kernel log captured and clean"
