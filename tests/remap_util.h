@@ -546,18 +546,26 @@ static inline int range_mapped_as(const void *p, size_t len, const char *perms)
 struct fr_smaps {
 	long rss_kb;
 	long anon_huge_kb;
+	long swap_kb;
 	long locked_kb;
 	int vmas;
 };
 
-/* Sums Rss, AnonHugePages and Locked over the VMAs intersecting [lo, hi). */
-static inline int smaps_range(uintptr_t lo, uintptr_t hi, struct fr_smaps *out)
+/*
+ * Sums Rss, AnonHugePages, Swap and Locked (kB) over the VMAs intersecting
+ * each range [r[i].lo, r[i].hi), into out[i], with one read of smaps.
+ */
+struct fr_range {
+	uintptr_t lo, hi;
+};
+
+static inline int smaps_ranges(const struct fr_range *r, int n, struct fr_smaps *out)
 {
 	FILE *f = fopen("/proc/self/smaps", "re");
 	char line[512];
-	int in = 0;
+	struct fr_smaps *in = NULL;
 
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, n * sizeof(*out));
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -566,20 +574,33 @@ static inline int smaps_range(uintptr_t lo, uintptr_t hi, struct fr_smaps *out)
 		long v;
 
 		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3) {
-			in = e > lo && s < hi;
-			out->vmas += in;
+			in = NULL;	/* the ranges do not overlap */
+			for (int i = 0; i < n; i++)
+				if (e > r[i].lo && s < r[i].hi)
+					in = &out[i];
+			if (in)
+				in->vmas++;
 		} else if (!in) {
 			continue;
 		} else if (sscanf(line, "Rss: %ld", &v) == 1) {
-			out->rss_kb += v;
+			in->rss_kb += v;
 		} else if (sscanf(line, "AnonHugePages: %ld", &v) == 1) {
-			out->anon_huge_kb += v;
+			in->anon_huge_kb += v;
+		} else if (sscanf(line, "Swap: %ld", &v) == 1) {
+			in->swap_kb += v;
 		} else if (sscanf(line, "Locked: %ld", &v) == 1) {
-			out->locked_kb += v;
+			in->locked_kb += v;
 		}
 	}
 	fclose(f);
 	return 0;
+}
+
+static inline int smaps_range(uintptr_t lo, uintptr_t hi, struct fr_smaps *out)
+{
+	struct fr_range r = { lo, hi };
+
+	return smaps_ranges(&r, 1, out);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -78,7 +78,8 @@ static int fd = -1;
 static uint64_t seed, rng;
 static int trace, op_i, nobj;
 static long n_remap, n_ok, n_fail, n_declined, n_declined_bad, n_div,
-	    n_resync, n_side, n_escape, n_place, n_reports, n_epochs, n_split;
+	    n_resync, n_side, n_escape, n_place, n_reports, n_epochs, n_split,
+	    n_smaps, n_locks;
 static char opdesc[256];
 static int snap_ok;	/* the maps snapshot shows the current state */
 static uint64_t pagebuf[2][PAGE_WORDS];
@@ -317,6 +318,30 @@ static int split_differs(void)
 	return 0;
 }
 
+/*
+ * Compares the arenas' smaps counters: what was moved must be accounted
+ * alike (resident, THP-mapped, swapped out, locked), not just readable.
+ */
+static int smaps_differ(char *why, size_t wn)
+{
+	struct fr_smaps s[2];
+	struct fr_range r[2];
+
+	for (int x = 0; x < 2; x++)
+		r[x] = (struct fr_range){ (uintptr_t)ar[x].base, (uintptr_t)ar[x].base + USABLE };
+	if (smaps_ranges(r, 2, s))
+		return 0;	/* smaps unreadable: nothing to compare */
+	n_smaps++;
+	/* Not .vmas: the VMA split may differ (see check_arenas()). */
+	if (s[0].rss_kb == s[1].rss_kb && s[0].anon_huge_kb == s[1].anon_huge_kb &&
+	    s[0].swap_kb == s[1].swap_kb && s[0].locked_kb == s[1].locked_kb)
+		return 0;
+	snprintf(why, wn, "mremap(2) side Rss %ld AnonHugePages %ld Swap %ld Locked %ld kB, ioctl side %ld %ld %ld %ld kB",
+		 s[0].rss_kb, s[0].anon_huge_kb, s[0].swap_kb, s[0].locked_kb,
+		 s[1].rss_kb, s[1].anon_huge_kb, s[1].swap_kb, s[1].locked_kb);
+	return 1;
+}
+
 /* Compares the contents of arena range [lo, lo+len), clipped. */
 static int range_differs(size_t lo, size_t len, const char *when)
 {
@@ -349,6 +374,15 @@ static int check_arenas(size_t lo1, size_t len1, size_t lo2, size_t len2,
 	if (maps_differ((uintptr_t)ar[0].base, (uintptr_t)ar[1].base, USABLE,
 			why, sizeof(why))) {
 		snprintf(what, sizeof(what), "mappings differ %s", when);
+		diverged(what, why);
+		return 1;
+	}
+	/*
+	 * Before the contents: comparing them reads pages that are resident
+	 * on one side only, which would fault them in on the other.
+	 */
+	if ((len1 || len2) && smaps_differ(why, sizeof(why))) {
+		snprintf(what, sizeof(what), "smaps counters differ %s", when);
 		diverged(what, why);
 		return 1;
 	}
@@ -539,6 +573,38 @@ static void op_zap(void)
 	snprintf(opdesc, sizeof(opdesc), "madvise DONTNEED +%#zx len %#zx", off, len);
 	madvise(ar[0].base + off, len, MADV_DONTNEED);
 	madvise(ar[1].base + off, len, MADV_DONTNEED);
+}
+
+/*
+ * mlock(), mlock2(ONFAULT) or munlock() of a range in both arenas, so that
+ * locked VMAs get moved (and the Locked counter compared). Root only: an
+ * unprivileged RLIMIT_MEMLOCK would make the two sides fail differently.
+ */
+static void op_lock(void)
+{
+	int how = rnd(3), ret[2], err[2];
+	static const char *const name[] = { "mlock", "mlock2 ONFAULT", "munlock" };
+	size_t off, len;
+
+	rnd_range(&off, &len);
+	snprintf(opdesc, sizeof(opdesc), "%s +%#zx len %#zx", name[how], off, len);
+	for (int x = 0; x < 2; x++) {
+		char *p = ar[x].base + off;
+
+		errno = 0;
+		ret[x] = how == 0 ? mlock(p, len) :
+			 how == 1 ? (int)syscall(SYS_mlock2, p, len, 1 /* MLOCK_ONFAULT */) :
+			 munlock(p, len);
+		err[x] = errno;
+	}
+	n_locks++;
+	if (ret[0] != ret[1] || (ret[0] && err[0] != err[1])) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "mremap(2) side %d (%s), ioctl side %d (%s)",
+			 ret[0], strerror(err[0]), ret[1], strerror(err[1]));
+		diverged("lock results differ", why);
+	}
 }
 
 /* Writes (or reads) pages of a range in both arenas; faults must match. */
@@ -947,10 +1013,44 @@ static void op_remap(void)
 /* ---------------------------------------------------------------------- */
 
 #define SEED_DEFAULT 20261130
+#define KHP_SLEEP "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs"
+
+/*
+ * khugepaged collapses ranges of one arena and not yet the other's at any
+ * moment, which would show as an AnonHugePages and Rss difference that no
+ * remap caused: it sleeps (a day between scans) while the test runs.
+ */
+static void khugepaged_pause(int on)
+{
+	static char saved[32];
+	int f;
+	ssize_t n;
+
+	if (on) {
+		f = open(KHP_SLEEP, O_RDWR | O_CLOEXEC);
+		if (f < 0)
+			return;
+		n = read(f, saved, sizeof(saved) - 1);
+		saved[n > 0 ? n : 0] = 0;
+		if (n > 0 && pwrite(f, "86400000", 8, 0) == 8)
+			tap_diag("khugepaged paused (was %.*s ms between scans)",
+				 (int)strcspn(saved, "\n"), saved);
+		else
+			saved[0] = 0;
+		close(f);
+	} else if (saved[0]) {
+		f = open(KHP_SLEEP, O_WRONLY | O_CLOEXEC);
+		if (f >= 0) {
+			if (write(f, saved, strlen(saved)) < 0)
+				tap_diag("cannot restore %s: %s", KHP_SLEEP, strerror(errno));
+			close(f);
+		}
+	}
+}
 
 int main(int argc, char **argv)
 {
-	int nops = NOPS_DEFAULT;
+	int nops = NOPS_DEFAULT, can_lock = geteuid() == 0;
 	double t0 = fr_now();
 
 	fr_parse_args(&argc, argv);
@@ -980,6 +1080,7 @@ int main(int argc, char **argv)
 		    "reserve two %zu MiB arenas", USABLE / SZ_1M))
 		return tap_done();
 
+	khugepaged_pause(1);
 	for (op_i = 0; op_i < nops; op_i++) {
 		static struct fr_map m[MAXC];
 		static int fresh;
@@ -1007,6 +1108,8 @@ int main(int argc, char **argv)
 			op_zap();
 		else if (r < 45)
 			op_touch();
+		else if (r < 48 && can_lock)
+			op_lock();
 		else {
 			op_remap();
 			continue;	/* checked its own ranges */
@@ -1021,12 +1124,22 @@ int main(int argc, char **argv)
 	}
 	snprintf(opdesc, sizeof(opdesc), "final full check");
 	check_arenas(0, USABLE, 0, 0, "at the end");
+	{
+		struct fr_smaps sm;
+
+		if (!smaps_range((uintptr_t)ar[1].base, (uintptr_t)ar[1].base + USABLE, &sm))
+			tap_diag("at the end, each arena: Rss %ld kB, AnonHugePages %ld kB, Swap %ld kB, Locked %ld kB",
+				 sm.rss_kb, sm.anon_huge_kb, sm.swap_kb, sm.locked_kb);
+	}
+	khugepaged_pause(0);
 
 	tap_diag("%d ops: %ld remaps (%ld succeeded, %ld failed alike), %ld declined (%ld of them invalid anyway)",
 		 nops, n_remap, n_ok, n_fail, n_declined, n_declined_bad);
 	tap_diag("%ld escaped moves compared, %ld placement differences, %ld mremap(2) failures with side effects replayed",
 		 n_escape, n_place, n_side);
 	tap_diag("%ld times the VMA split differed (allowed; arenas re-synced)", n_split);
+	tap_diag("%ld smaps comparisons (Rss, AnonHugePages, Swap, Locked), %ld lock operations",
+		 n_smaps, n_locks);
 	tap_diag("%ld divergences, %ld resyncs, %ld fresh epochs, %.2f s", n_div, n_resync,
 		 n_epochs, fr_now() - t0);
 	tap_ok(n_div == 0, "seed %" PRIu64 ": %d ops, no divergence between mremap(2) and the ioctl (%ld found)",
