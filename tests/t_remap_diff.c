@@ -38,13 +38,24 @@
  * kept in the arena, it is counted as a placement difference (MAYMOVE
  * allows it) and moved to mremap(2)'s place.
  *
+ * smaps counters (Rss, AnonHugePages, Swap, Locked) of the arenas must
+ * match after every remap and full check.
+ *
+ * A divergence prints the seed, the operation and a replay command, then
+ * a minimal reproduction: the operations since the arenas were last wiped
+ * are replayed on fresh arenas, dropping chunks and then single operations
+ * while they still diverge (ddmin), and the survivors are printed spelt
+ * out. The default run ends with a self-check of that machinery: --inject
+ * plants a bug on the ioctl side (a flipped bit after each remap), which
+ * must be caught and reduced to at most three operations.
+ *
  * After a divergence both arenas are wiped and the run goes on. They are
  * wiped too (without failing) when the memory matches but the VMA
  * boundaries differ, since later calls across such a boundary may then
  * differ legitimately; the summary says how often. So do they when arena
  * A has more than MAX_VMAS VMAs: fragmentation slows every maps read.
  *
- * Usage: t_remap_diff [--selftest-mremap] [SEED | random] [--ops N] [--trace]
+ * Usage: t_remap_diff [--selftest-mremap] [SEED | random] [--ops N] [--trace] [--inject]
  * Without a seed it uses a fixed one, so the suite is reproducible.
  * The seed is printed; SEED --ops N --trace replays and prints the first
  * N operations.
@@ -77,9 +88,43 @@ static struct arena ar[2];	/* A: mremap(2), B: the ioctl */
 static int fd = -1;
 static uint64_t seed, rng;
 static int trace, op_i, nobj;
-static long n_remap, n_ok, n_fail, n_declined, n_declined_bad, n_div,
-	    n_resync, n_side, n_escape, n_place, n_reports, n_epochs, n_split,
-	    n_smaps, n_locks;
+struct remap {
+	size_t old_off, old_size, new_size, new_off;
+	long old_mis;		/* misalignment added to the old address */
+	long new_mis;
+	unsigned int flags;
+	int new_kind;		/* 0: NULL, 1: arena offset, 2: absolute */
+	uintptr_t new_abs;
+};
+
+enum op_type { OP_CREATE, OP_UNMAP, OP_PROTECT, OP_ZAP, OP_TOUCH, OP_LOCK, OP_REMAP };
+
+/*
+ * One operation, drawn first and applied after, so that a subset of the
+ * operations since the arenas were last wiped can be replayed on fresh
+ * arenas to find a minimal reproduction of a divergence.
+ */
+struct op {
+	enum op_type type;
+	size_t off, len, foff;
+	int kind, prot, stride, how;	/* how: touch: write; lock: which call */
+	uint64_t s;
+	struct remap r;
+};
+
+#define LOG_MAX		2048		/* operations kept since the last wipe */
+#define MIN_REPLAYS	400		/* a minimisation's budget */
+#define MIN_SECONDS	300
+
+static struct op oplog[LOG_MAX];
+static int nlog, log_lost, log_first;	/* log_first: op index of oplog[0] */
+static int minimizing, min_div, expect_div, inject;
+static char min_why[400];
+
+static struct counts {
+	long remap, ok, fail, declined, declined_bad, div, resync, side,
+	     escape, place, reports, epochs, split, smaps, locks;
+} c;
 static char opdesc[256];
 static int snap_ok;	/* the maps snapshot shows the current state */
 static uint64_t pagebuf[2][PAGE_WORDS];
@@ -282,22 +327,45 @@ static void snap(void)
 	snap_ok = !maps_snapshot();
 }
 
-static void resync(void)
+/* Both arenas back to empty; the operation log starts again. */
+static void wipe_both(void)
 {
 	arena_wipe(&ar[0]);
 	arena_wipe(&ar[1]);
 	snap_ok = 0;
-	n_resync++;
+	nlog = 0;
+	log_lost = 0;
+	log_first = op_i + 1;
 }
+
+static void resync(void)
+{
+	wipe_both();
+	c.resync++;
+}
+
+static void minimize(void);
 
 static void diverged(const char *what, const char *detail)
 {
-	n_div++;
-	if (n_reports++ < MAX_REPORTS) {
-		tap_ok(0, "seed %" PRIu64 " op %d: %s: %s", seed, op_i, what, detail);
+	if (minimizing) {
+		if (!min_div)
+			snprintf(min_why, sizeof(min_why), "%s: %s", what, detail);
+		min_div = 1;
+		return;
+	}
+	c.div++;
+	if (c.reports++ < MAX_REPORTS) {
+		if (expect_div)
+			tap_diag("seed %" PRIu64 " op %d: %s: %s (expected)", seed, op_i, what, detail);
+		else
+			tap_ok(0, "seed %" PRIu64 " op %d: %s: %s", seed, op_i, what, detail);
 		tap_diag("  op: %s", opdesc);
-		tap_diag("  reproduce: t_remap_diff %s%" PRIu64 " --ops %d --trace",
-			 fr_nodev() ? "--selftest-mremap " : "", seed, op_i + 1);
+		tap_diag("  reproduce: t_remap_diff %s%s%" PRIu64 " --ops %d --trace",
+			 fr_nodev() ? "--selftest-mremap " : "", inject ? "--inject " : "",
+			 seed, op_i + 1);
+		if (c.reports <= 3)
+			minimize();
 	}
 	resync();
 }
@@ -331,7 +399,7 @@ static int smaps_differ(char *why, size_t wn)
 		r[x] = (struct fr_range){ (uintptr_t)ar[x].base, (uintptr_t)ar[x].base + USABLE };
 	if (smaps_ranges(r, 2, s))
 		return 0;	/* smaps unreadable: nothing to compare */
-	n_smaps++;
+	c.smaps++;
 	/* Not .vmas: the VMA split may differ (see check_arenas()). */
 	if (s[0].rss_kb == s[1].rss_kb && s[0].anon_huge_kb == s[1].anon_huge_kb &&
 	    s[0].swap_kb == s[1].swap_kb && s[0].locked_kb == s[1].locked_kb)
@@ -394,11 +462,9 @@ static int check_arenas(size_t lo1, size_t len1, size_t lo2, size_t len2,
 		 * calls across a boundary would then legitimately behave
 		 * differently (EFAULT on 6.x), so start again from scratch.
 		 */
-		if (n_split++ < 5)
+		if (c.split++ < 5)
 			tap_diag("op %d: VMA split differs (not an error): %s", op_i, opdesc);
-		arena_wipe(&ar[0]);
-		arena_wipe(&ar[1]);
-		snap_ok = 0;
+		wipe_both();
 	}
 	return 0;
 }
@@ -459,24 +525,33 @@ static int make_file(int x, enum kind k, size_t foff, size_t len)
 	return f;
 }
 
-static void op_create(void)
+static void gen_create(struct op *o)
 {
-	enum kind k = rnd(100) < 35 ? K_ANON : (enum kind)rnd(NKINDS);
-	size_t len = chance(20) ? SZ_2M + rnd_pages(SZ_2M) : rnd_pages(64 * PG);
-	size_t off, foff = k == K_ANON || k == K_ANON_SHARED || k == K_ANON_THP ?
-			   0 : rnd(MAXFOFF / PG) * PG;
-	int prot = rnd_prot(), stride = chance(30) ? 1 + rnd(4) : 1;
-	uint64_t s = fr_xorshift64(&rng);
-	int flags;
-
-	if (k == K_ANON_THP) {
-		len = (1 + rnd(2)) * SZ_2M;
-		off = rnd((USABLE - len) / SZ_2M + 1) * SZ_2M;
+	o->type = OP_CREATE;
+	o->kind = rnd(100) < 35 ? K_ANON : (enum kind)rnd(NKINDS);
+	o->len = chance(20) ? SZ_2M + rnd_pages(SZ_2M) : rnd_pages(64 * PG);
+	o->foff = o->kind == K_ANON || o->kind == K_ANON_SHARED || o->kind == K_ANON_THP ?
+		  0 : rnd(MAXFOFF / PG) * PG;
+	o->prot = rnd_prot();
+	o->stride = chance(30) ? 1 + rnd(4) : 1;
+	o->s = fr_xorshift64(&rng);
+	if (o->kind == K_ANON_THP) {
+		o->len = (1 + rnd(2)) * SZ_2M;
+		o->off = rnd((USABLE - o->len) / SZ_2M + 1) * SZ_2M;
 	} else if (chance(30)) {
-		off = rnd((USABLE - len) / SZ_2M + 1) * SZ_2M;
+		o->off = rnd((USABLE - o->len) / SZ_2M + 1) * SZ_2M;
 	} else {
-		off = rnd((USABLE - len) / PG + 1) * PG;
+		o->off = rnd((USABLE - o->len) / PG + 1) * PG;
 	}
+}
+
+static void op_create(const struct op *o)
+{
+	enum kind k = o->kind;
+	size_t len = o->len, off = o->off, foff = o->foff;
+	int prot = o->prot, stride = o->stride, flags;
+	uint64_t s = o->s;
+
 	snprintf(opdesc, sizeof(opdesc), "create %s %s at +%#zx len %#zx foff %#zx stride %d",
 		 kind_name[k], protstr(prot), off, len, foff, stride);
 	if (k != K_ANON && k != K_ANON_SHARED && k != K_ANON_THP)
@@ -535,22 +610,35 @@ static void rnd_range(size_t *off, size_t *len)
 	*off = rnd((USABLE - *len) / PG + 1) * PG;
 }
 
-static void op_unmap(void)
+/* The operations on a random range: unmap, protect, zap, touch, lock. */
+static void gen_range_op(struct op *o, enum op_type t)
 {
-	size_t off, len;
+	o->type = t;
+	if (t == OP_PROTECT)
+		o->prot = rnd_prot();
+	else if (t == OP_TOUCH)
+		o->how = chance(70);		/* write */
+	else if (t == OP_LOCK)
+		o->how = rnd(3);
+	if (t == OP_TOUCH)
+		o->s = fr_xorshift64(&rng);
+	rnd_range(&o->off, &o->len);
+}
 
-	rnd_range(&off, &len);
+static void op_unmap(const struct op *o)
+{
+	size_t off = o->off, len = o->len;
+
 	snprintf(opdesc, sizeof(opdesc), "munmap +%#zx len %#zx", off, len);
 	munmap(ar[0].base + off, len);
 	munmap(ar[1].base + off, len);
 }
 
-static void op_protect(void)
+static void op_protect(const struct op *o)
 {
-	int prot = rnd_prot(), ra, rb, ea, eb;
-	size_t off, len;
+	int prot = o->prot, ra, rb, ea, eb;
+	size_t off = o->off, len = o->len;
 
-	rnd_range(&off, &len);
 	snprintf(opdesc, sizeof(opdesc), "mprotect +%#zx len %#zx %s", off, len, protstr(prot));
 	ra = mprotect(ar[0].base + off, len, prot);
 	ea = errno;
@@ -565,11 +653,10 @@ static void op_protect(void)
 	}
 }
 
-static void op_zap(void)
+static void op_zap(const struct op *o)
 {
-	size_t off, len;
+	size_t off = o->off, len = o->len;
 
-	rnd_range(&off, &len);
 	snprintf(opdesc, sizeof(opdesc), "madvise DONTNEED +%#zx len %#zx", off, len);
 	madvise(ar[0].base + off, len, MADV_DONTNEED);
 	madvise(ar[1].base + off, len, MADV_DONTNEED);
@@ -580,13 +667,12 @@ static void op_zap(void)
  * locked VMAs get moved (and the Locked counter compared). Root only: an
  * unprivileged RLIMIT_MEMLOCK would make the two sides fail differently.
  */
-static void op_lock(void)
+static void op_lock(const struct op *o)
 {
-	int how = rnd(3), ret[2], err[2];
+	int how = o->how, ret[2], err[2];
 	static const char *const name[] = { "mlock", "mlock2 ONFAULT", "munlock" };
-	size_t off, len;
+	size_t off = o->off, len = o->len;
 
-	rnd_range(&off, &len);
 	snprintf(opdesc, sizeof(opdesc), "%s +%#zx len %#zx", name[how], off, len);
 	for (int x = 0; x < 2; x++) {
 		char *p = ar[x].base + off;
@@ -597,7 +683,7 @@ static void op_lock(void)
 			 munlock(p, len);
 		err[x] = errno;
 	}
-	n_locks++;
+	c.locks++;
 	if (ret[0] != ret[1] || (ret[0] && err[0] != err[1])) {
 		char why[200];
 
@@ -608,13 +694,12 @@ static void op_lock(void)
 }
 
 /* Writes (or reads) pages of a range in both arenas; faults must match. */
-static void op_touch(void)
+static void op_touch(const struct op *o)
 {
-	int write = chance(70);
-	uint64_t s = fr_xorshift64(&rng);
-	size_t off, len;
+	int write = o->how;
+	uint64_t s = o->s;
+	size_t off = o->off, len = o->len;
 
-	rnd_range(&off, &len);
 	snprintf(opdesc, sizeof(opdesc), "%s +%#zx len %#zx", write ? "write" : "read", off, len);
 	for (size_t o = off; o < off + len; o += PG) {
 		int f[2];
@@ -643,14 +728,6 @@ static void op_touch(void)
 /* ---------------------------------------------------------------------- */
 /* Remap                                                                   */
 
-struct remap {
-	size_t old_off, old_size, new_size, new_off;
-	long old_mis;		/* misalignment added to the old address */
-	long new_mis;
-	unsigned int flags;
-	int new_kind;		/* 0: NULL, 1: arena offset, 2: absolute */
-	uintptr_t new_abs;
-};
 
 static char *old_addr(int x, const struct remap *r)
 {
@@ -853,6 +930,18 @@ static int plug_for(const struct remap *r)
 	return 1;
 }
 
+/*
+ * --inject (and the minimiser's self-check): a deliberate bug on the ioctl
+ * side, one flipped bit in the first page of every result it can write.
+ */
+static void flip_word(void *p)
+{
+	if (fr_probe_copy_page(pagebuf[1], p))
+		return;
+	pagebuf[1][0] ^= 1;
+	fr_probe_write_page(p, pagebuf[1]);
+}
+
 /* Runs the remap in arena x, with the ioctl or mremap(2). */
 static void *exec_remap(int x, const struct remap *r, int ioctl_it, int *err,
 			struct fastremap_remap *out)
@@ -869,7 +958,7 @@ static void *exec_remap(int x, const struct remap *r, int ioctl_it, int *err,
 	return p;
 }
 
-static void op_remap(void)
+static void op_remap(const struct remap *rp)
 {
 	static struct centry pre_a[MAXC], pre_b[MAXC], now[MAXC];
 	struct fastremap_remap fr;
@@ -881,9 +970,9 @@ static void op_remap(void)
 
 	if (!snap_ok)
 		snap();
-	gen_remap(&r);
+	r = *rp;
 	remap_str(&r);
-	n_remap++;
+	c.remap++;
 	npa = canon((uintptr_t)ar[0].base, USABLE, pre_a);
 	npb = canon((uintptr_t)ar[1].base, USABLE, pre_b);
 
@@ -891,11 +980,13 @@ static void op_remap(void)
 	snap_ok = 0;
 	pa = exec_remap(0, &r, 0, &ea, NULL);
 	pb = exec_remap(1, &r, 1, &eb, &fr);
+	if (inject && pb != MAP_FAILED)
+		flip_word(pb);
 	if (pb == MAP_FAILED && eb == EOPNOTSUPP) {
-		n_declined++;
+		c.declined++;
 		declined = 1;
 		if (pa == MAP_FAILED)
-			n_declined_bad++;	/* mremap(2) rejects it anyway */
+			c.declined_bad++;	/* mremap(2) rejects it anyway */
 		/* Declining must change nothing: check B, then use mremap(2). */
 		if (plugged)
 			unplug();
@@ -939,7 +1030,7 @@ static void op_remap(void)
 	}
 
 	if (pa == MAP_FAILED) {
-		n_fail++;
+		c.fail++;
 		snap();
 		if (!declined && !fr_nodev()) {
 			/* The ioctl must fail without side effects... */
@@ -953,7 +1044,7 @@ static void op_remap(void)
 			/* ... while mremap(2) may have changed A: do the same to B. */
 			nn = canon((uintptr_t)ar[0].base, USABLE, now);
 			if (nn != npa || memcmp(now, pre_a, nn * sizeof(now[0]))) {
-				n_side++;
+				c.side++;
 				pb = exec_remap(1, &r, 0, &eb, NULL);
 				if (pb != MAP_FAILED || eb != ea) {
 					snprintf(why, sizeof(why), "mremap(2) gave %s in A and %s in B",
@@ -968,7 +1059,7 @@ static void op_remap(void)
 		return;
 	}
 
-	n_ok++;
+	c.ok++;
 	if (r.flags & FX) {
 		if (pb != new_addr(1, &r)) {
 			diverged("FIXED result elsewhere", "the ioctl did not return new_addr");
@@ -976,7 +1067,7 @@ static void op_remap(void)
 		}
 	} else if (!in_arena(0, pa)) {
 		/* Moved out of the arena: compare the results, then drop them. */
-		n_escape++;
+		c.escape++;
 		snap();
 		if (maps_differ((uintptr_t)pa, (uintptr_t)pb, palign(r.new_size),
 				why, sizeof(why)) ||
@@ -987,14 +1078,14 @@ static void op_remap(void)
 			return;
 		}
 		if (in_arena(1, pb))
-			n_place++;
+			c.place++;
 		munmap(pa, r.new_size);
 		munmap(pb, r.new_size);
 	} else if (pb != ar[1].base + ((char *)pa - ar[0].base)) {
 		/* mremap(2) kept it in the arena, the ioctl put it elsewhere. */
 		char *want = ar[1].base + ((char *)pa - ar[0].base);
 
-		n_place++;
+		c.place++;
 		if (!in_arena(1, pb)) {
 			snap();
 			if (contents_differ(pa, pb, palign(r.new_size), why, sizeof(why))) {
@@ -1011,6 +1102,217 @@ static void op_remap(void)
 }
 
 /* ---------------------------------------------------------------------- */
+
+/*
+ * Draws the next operation: a mapping is created if create is set, else
+ * what the dice say; remaps start mostly from A's current mappings.
+ */
+static void gen_op(struct op *o, int create, int can_lock)
+{
+	int r = rnd(100);
+
+	memset(o, 0, sizeof(*o));
+	if (create || r < 15) {
+		gen_create(o);
+	} else if (r < 22) {
+		gen_range_op(o, OP_UNMAP);
+	} else if (r < 30) {
+		gen_range_op(o, OP_PROTECT);
+	} else if (r < 35) {
+		gen_range_op(o, OP_ZAP);
+	} else if (r < 45) {
+		gen_range_op(o, OP_TOUCH);
+	} else if (r < 48 && can_lock) {
+		gen_range_op(o, OP_LOCK);
+	} else {
+		o->type = OP_REMAP;
+		if (!snap_ok)
+			snap();
+		gen_remap(&o->r);
+	}
+}
+
+/* Applies an operation to both arenas and checks them after it. */
+static void apply_op(const struct op *o)
+{
+	switch (o->type) {
+	case OP_CREATE:
+		op_create(o);
+		break;
+	case OP_UNMAP:
+		op_unmap(o);
+		break;
+	case OP_PROTECT:
+		op_protect(o);
+		break;
+	case OP_ZAP:
+		op_zap(o);
+		break;
+	case OP_TOUCH:
+		op_touch(o);
+		break;
+	case OP_LOCK:
+		op_lock(o);
+		break;
+	case OP_REMAP:
+		op_remap(&o->r);
+		return;		/* checked its own ranges */
+	}
+	if (trace)
+		tap_diag("op %d: %s", op_i, opdesc);
+	snap_ok = 0;
+	if (!(op_i % FULL_EVERY))
+		check_arenas(0, USABLE, 0, 0, "(periodic full check)");
+	else
+		check_arenas(0, 0, 0, 0, "after a plain operation");
+}
+
+/*
+ * Applies ops[set[0..n)] on freshly wiped arenas (first: the op index of
+ * ops[0], for the messages); desc, if given, receives each description.
+ * Returns whether they diverged (min_why says how).
+ */
+static int replay(const struct op *ops, const int *set, int n, int first,
+		  char (*desc)[sizeof(opdesc)])
+{
+	wipe_both();
+	min_div = 0;
+	min_why[0] = 0;
+	for (int i = 0; i < n && !min_div; i++) {
+		op_i = first + set[i];
+		apply_op(&ops[set[i]]);
+		if (desc)
+			snprintf(desc[i], sizeof(desc[i]), "%s", opdesc);
+	}
+	if (!min_div) {
+		snprintf(opdesc, sizeof(opdesc), "end of the replay");
+		check_arenas(0, USABLE, 0, 0, "at the end of the replay");
+	}
+	return min_div;
+}
+
+static int last_min_len, last_min_ok;
+
+/*
+ * Called at a divergence, before the arenas are wiped: finds a small
+ * subset of the operations since they were last wiped that still diverges
+ * when replayed on fresh arenas (ddmin: drop chunks while it still fails,
+ * then single operations), and prints it with each operation spelt out.
+ * The run's counters, random state and position are restored after.
+ */
+static void minimize(void)
+{
+	static struct op ops[LOG_MAX];
+	static int set[LOG_MAX], trial[LOG_MAX];
+	static char desc[LOG_MAX][sizeof(opdesc)];
+	struct counts saved = c;
+	uint64_t saved_rng = rng;
+	int saved_op = op_i, saved_trace = trace, first = log_first, total = nlog;
+	int n = nlog, parts = 2, replays = 1, minimal = 0, ok;
+	double t0 = fr_now();
+
+	last_min_len = last_min_ok = 0;
+	if (log_lost || !n) {
+		tap_diag("  no minimal reproduction: more than %d operations since the arenas were last wiped",
+			 LOG_MAX);
+		return;
+	}
+	memcpy(ops, oplog, n * sizeof(ops[0]));
+	for (int i = 0; i < n; i++)
+		set[i] = i;
+	minimizing = 1;
+	trace = 0;
+	if (!replay(ops, set, n, first, NULL)) {
+		tap_diag("  no minimal reproduction: ops %d-%d (since the arenas were last wiped) do not diverge again on fresh arenas",
+			 first, first + n - 1);
+		goto out;
+	}
+	while (n >= 2 && replays < MIN_REPLAYS && fr_now() - t0 < MIN_SECONDS) {
+		int chunk = (n + parts - 1) / parts, reduced = 0;
+
+		for (int lo = 0; lo < n && !reduced; lo += chunk) {
+			int m = 0;
+
+			for (int i = 0; i < n; i++)
+				if (i < lo || i >= lo + chunk)
+					trial[m++] = set[i];
+			if (!m)
+				continue;
+			replays++;
+			if (replay(ops, trial, m, first, NULL)) {
+				memcpy(set, trial, m * sizeof(set[0]));
+				n = m;
+				parts = parts > 2 ? parts - 1 : 2;
+				reduced = 1;
+			}
+			if (replays >= MIN_REPLAYS || fr_now() - t0 >= MIN_SECONDS)
+				break;
+		}
+		if (!reduced && parts >= n) {
+			minimal = 1;	/* no single operation can go */
+			break;
+		}
+		if (!reduced)
+			parts = 2 * parts < n ? 2 * parts : n;
+	}
+	if (n < 2)
+		minimal = 1;
+	replays++;
+	ok = replay(ops, set, n, first, desc);
+	tap_diag("  minimal reproduction: %d of the %d ops since the arenas were last wiped%s (%d replays, %.0f s); on fresh arenas:",
+		 n, total, minimal ? "" : " (budget spent: may not be minimal)", replays,
+		 fr_now() - t0);
+	for (int i = 0; i < n; i++)
+		tap_diag("    op %d: %s", first + set[i], desc[i]);
+	tap_diag("    => %s", ok ? min_why : "no divergence this time (not reproducible)");
+	last_min_len = n;
+	last_min_ok = ok;
+out:
+	minimizing = 0;
+	trace = saved_trace;
+	c = saved;
+	rng = saved_rng;
+	op_i = saved_op;
+}
+
+/*
+ * nops operations from the current random state, then a full check.
+ * Returns how many were applied (fewer if expect_div stopped it).
+ */
+static int run(int nops, int can_lock)
+{
+	int fresh = 0;
+
+	wipe_both();
+	log_first = 0;
+	for (op_i = 0; op_i < nops; op_i++) {
+		static struct fr_map m[MAXC];
+		struct op o;
+
+		/*
+		 * Fragmented arenas make every maps read and plug slow under
+		 * emulation: start a fresh epoch (both wiped) now and then.
+		 */
+		if (snap_ok && maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE,
+					  m, MAXC) > MAX_VMAS) {
+			wipe_both();
+			log_first = op_i;
+			c.epochs++;
+			fresh = 6;
+		}
+		gen_op(&o, fresh-- > 0 || op_i < 8, can_lock);
+		if (nlog < LOG_MAX)
+			oplog[nlog++] = o;
+		else
+			log_lost = 1;
+		apply_op(&o);
+		if (expect_div && c.div)
+			return op_i + 1;	/* one is all a check of the minimiser needs */
+	}
+	snprintf(opdesc, sizeof(opdesc), "final full check");
+	check_arenas(0, USABLE, 0, 0, "at the end");
+	return nops;
+}
 
 #define SEED_DEFAULT 20261130
 #define KHP_SLEEP "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs"
@@ -1050,7 +1352,7 @@ static void khugepaged_pause(int on)
 
 int main(int argc, char **argv)
 {
-	int nops = NOPS_DEFAULT, can_lock = geteuid() == 0;
+	int nops = NOPS_DEFAULT, can_lock = geteuid() == 0, self_check = 1;
 	double t0 = fr_now();
 
 	fr_parse_args(&argc, argv);
@@ -1060,8 +1362,11 @@ int main(int argc, char **argv)
 	 */
 	seed = SEED_DEFAULT;
 	for (int i = 1; i < argc; i++) {
+		self_check = 0;		/* replaying or exploring */
 		if (!strcmp(argv[i], "--trace"))
 			trace = 1;
+		else if (!strcmp(argv[i], "--inject"))
+			inject = expect_div = 1;	/* stops at the first */
 		else if (!strcmp(argv[i], "random"))
 			seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
@@ -1081,49 +1386,7 @@ int main(int argc, char **argv)
 		return tap_done();
 
 	khugepaged_pause(1);
-	for (op_i = 0; op_i < nops; op_i++) {
-		static struct fr_map m[MAXC];
-		static int fresh;
-		int r = rnd(100);
-
-		/*
-		 * Fragmented arenas make every maps read and plug slow under
-		 * emulation: start a fresh epoch (both wiped) now and then.
-		 */
-		if (snap_ok && maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE,
-					  m, MAXC) > MAX_VMAS) {
-			arena_wipe(&ar[0]);
-			arena_wipe(&ar[1]);
-			snap_ok = 0;
-			n_epochs++;
-			fresh = 6;
-		}
-		if (fresh-- > 0 || op_i < 8 || r < 15)
-			op_create();
-		else if (r < 22)
-			op_unmap();
-		else if (r < 30)
-			op_protect();
-		else if (r < 35)
-			op_zap();
-		else if (r < 45)
-			op_touch();
-		else if (r < 48 && can_lock)
-			op_lock();
-		else {
-			op_remap();
-			continue;	/* checked its own ranges */
-		}
-		if (trace)
-			tap_diag("op %d: %s", op_i, opdesc);
-		snap_ok = 0;
-		if (!(op_i % FULL_EVERY))
-			check_arenas(0, USABLE, 0, 0, "(periodic full check)");
-		else
-			check_arenas(0, 0, 0, 0, "after a plain operation");
-	}
-	snprintf(opdesc, sizeof(opdesc), "final full check");
-	check_arenas(0, USABLE, 0, 0, "at the end");
+	nops = run(nops, can_lock);
 	{
 		struct fr_smaps sm;
 
@@ -1131,19 +1394,41 @@ int main(int argc, char **argv)
 			tap_diag("at the end, each arena: Rss %ld kB, AnonHugePages %ld kB, Swap %ld kB, Locked %ld kB",
 				 sm.rss_kb, sm.anon_huge_kb, sm.swap_kb, sm.locked_kb);
 	}
-	khugepaged_pause(0);
 
 	tap_diag("%d ops: %ld remaps (%ld succeeded, %ld failed alike), %ld declined (%ld of them invalid anyway)",
-		 nops, n_remap, n_ok, n_fail, n_declined, n_declined_bad);
+		 nops, c.remap, c.ok, c.fail, c.declined, c.declined_bad);
 	tap_diag("%ld escaped moves compared, %ld placement differences, %ld mremap(2) failures with side effects replayed",
-		 n_escape, n_place, n_side);
-	tap_diag("%ld times the VMA split differed (allowed; arenas re-synced)", n_split);
+		 c.escape, c.place, c.side);
+	tap_diag("%ld times the VMA split differed (allowed; arenas re-synced)", c.split);
 	tap_diag("%ld smaps comparisons (Rss, AnonHugePages, Swap, Locked), %ld lock operations",
-		 n_smaps, n_locks);
-	tap_diag("%ld divergences, %ld resyncs, %ld fresh epochs, %.2f s", n_div, n_resync,
-		 n_epochs, fr_now() - t0);
-	tap_ok(n_div == 0, "seed %" PRIu64 ": %d ops, no divergence between mremap(2) and the ioctl (%ld found)",
-	       seed, nops, n_div);
+		 c.smaps, c.locks);
+	tap_diag("%ld divergences, %ld resyncs, %ld fresh epochs, %.2f s", c.div, c.resync,
+		 c.epochs, fr_now() - t0);
+	if (inject)
+		tap_ok(c.div > 0, "seed %" PRIu64 ": %d ops with --inject: divergences found (%ld)",
+		       seed, nops, c.div);
+	else
+		tap_ok(c.div == 0, "seed %" PRIu64 ": %d ops, no divergence between mremap(2) and the ioctl (%ld found)",
+		       seed, nops, c.div);
+
+	/*
+	 * The minimiser's own check, in the default run: a deliberate bug on
+	 * the ioctl side (--inject) must be caught, and reduced to a mapping
+	 * and the remap that corrupts it.
+	 */
+	if (self_check) {
+		tap_diag("minimiser self-check: --inject from seed %d", SEED_DEFAULT + 1);
+		c = (struct counts){ 0 };
+		seed = SEED_DEFAULT + 1;
+		rng = fr_mix64(seed) | 1;
+		inject = expect_div = 1;
+		run(500, can_lock);
+		inject = expect_div = 0;
+		tap_ok(c.div > 0 && last_min_ok && last_min_len >= 1 && last_min_len <= 3,
+		       "an injected bug is caught and its reproduction minimised to %d ops (1-3 expected), which diverge again",
+		       last_min_len);
+	}
+	khugepaged_pause(0);
 	close(fd);
 	return tap_done();
 }
