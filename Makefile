@@ -70,6 +70,14 @@ check:
 	scripts/prepare-kernels.sh
 	tests/run.sh
 
+# The debug-kernel lane: the whole in-VM suite on Debian 12's 6.1 source
+# built with KASAN, lockdep, DEBUG_VM, DEBUG_VM_PGTABLE, PAGE_TABLE_CHECK
+# and DEBUG_PAGEALLOC (built once, cached; about an hour the first time).
+check-debug:
+	scripts/deps.sh
+	scripts/build-debug-kernel.sh
+	FASTREMAP_SUITES=debug FASTREMAP_HOST_TESTS=none tests/run.sh
+
 install: module userspace
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/module INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	install -D -m 0644 uapi/linux/fastremap.h $(DESTDIR)$(PREFIX)/include/linux/fastremap.h
@@ -100,6 +108,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests bench bench-native check install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-native check check-debug install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

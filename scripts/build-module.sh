@@ -11,12 +11,16 @@ kver=$(fr_kver "$root")
 out="$FR_BUILD/$suite"
 mkdir -p "$out"
 
-# The sources are staged inside the build root so a chroot can see them.
+# The sources are staged inside the build root so a chroot can see them;
+# a suite built on the host reads its headers through its root instead.
 rel=/var/tmp/fastremap-build-$(fr_build_id)
-[ "$suite" = bookworm ] && rel="$out/src"
 stage="${root%/}$rel"
+kdir="/lib/modules/$kver/build"
+if fr_on_host "$suite"; then
+	rel="$out/src" stage="$out/src" kdir="${root%/}$kdir"
+fi
 fr_stage_src "$stage"
-if ! fr_in_root "$suite" make -C "$rel/module" KDIR="/lib/modules/$kver/build" \
+if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" \
 	>"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log" >&2
 	fr_die "$suite: module build failed (log: $out/build.log)"

@@ -39,9 +39,22 @@ fr_build_id() { printf '%s' "$FR_BUILD" | md5sum | cut -c1-8; }
 
 fr_chroot_dir() { printf '%s/chroot-%s\n' "$FR_CACHE" "$1"; }
 
+# The debug-kernel lane's "suite": Debian 12's linux-source-6.1 built with
+# KASAN, lockdep and the mm checkers by scripts/build-debug-kernel.sh,
+# laid out like a root (boot/, lib/modules/KVER/build). Built on the host.
+FR_DEBUG_SUITE=debug
+fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
+
+# Whether a suite's module is built by this host's own compiler (no chroot).
+fr_on_host() { [ "$1" = bookworm ] || [ "$1" = "$FR_DEBUG_SUITE" ]; }
+
 # The filesystem root whose kernel and headers a suite uses.
 fr_root() {
-	if [ "$1" = bookworm ]; then echo /; else fr_chroot_dir "$1"; fi
+	case $1 in
+	bookworm) echo / ;;
+	"$FR_DEBUG_SUITE") fr_debug_root ;;
+	*) fr_chroot_dir "$1" ;;
+	esac
 }
 
 # Copies the module's sources (what DKMS and a kernel build need, nothing
@@ -59,11 +72,12 @@ fr_stage_src() {
 }
 
 # Runs a command as root inside a suite's build root: the host itself for
-# bookworm, else its chroot with /proc mounted (7.x's objtool reads it).
+# bookworm and the debug lane, else its chroot with /proc mounted (7.x's
+# objtool reads it).
 fr_in_root() {
 	local suite=$1 r
 	shift
-	if [ "$suite" = bookworm ]; then
+	if fr_on_host "$suite"; then
 		"$@"
 		return
 	fi

@@ -53,8 +53,12 @@ if [ -n "${FASTREMAP_VM_EXTRA:-}" ]; then
 fi
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$FR_BUILD/$suite/initrd.gz"
 
+# KASAN, lockdep and DEBUG_PAGEALLOC make the debug lane's kernel several
+# times slower under emulation.
+limit=600
+[ "$suite" = "$FR_DEBUG_SUITE" ] && limit=7200
 # panic=-1 with -no-reboot: a panic ends QEMU at once instead of hanging.
-timeout "${FASTREMAP_VM_TIMEOUT:-600}" qemu-system-x86_64 \
+timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" qemu-system-x86_64 \
 	-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -cpu max -nographic -no-reboot \
 	-kernel "$vmlinuz" -initrd "$FR_BUILD/$suite/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=madvise" \
