@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every slab allocation of a remap, failed in turn. With the kernel's
+ * fault injection (CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB, built into
+ * the debug-kernel lane; Debian's kernels have neither, and the test skips
+ * there), writing N to /proc/thread-self/fail-nth makes the N-th
+ * injectable allocation of the next call fail. For each case of the table
+ * the call runs with N = 1, 2, ... until it makes fewer than N
+ * allocations. The allocations are the VMA work around the page-table
+ * moves: copy_vma()'s new VMA and anon_vma chain, the maple tree nodes,
+ * and the VMA splits of the target's and the source's unmapping.
+ *
+ * Each outcome must be one of:
+ * - ENOMEM, with the source mapped as before and holding its data, and the
+ *   target either as before or unmapped (mremap(2) also unmaps a
+ *   MREMAP_FIXED target before it can fail);
+ * - success, with the data at the new address, and the old range unmapped
+ *   or, when the unmap of the source failed to split its VMA (the branch
+ *   move_vma() calls "OOM: unable to split vma"), still mapped: empty if
+ *   anonymous, showing the same file data if a shared file mapping.
+ * The kernel log must stay clean (the harness checks it, with KASAN and
+ * lockdep watching on the debug kernel).
+ */
+#define _GNU_SOURCE
+#include "remap_util.h"
+#include <sys/mount.h>
+
+#define FAILSLAB	"/sys/kernel/debug/failslab/"
+#define MAX_NTH		400
+#define SEED		4242
+
+enum src_kind { ANON, SHARED_MEMFD, THP };
+
+struct fcase {
+	const char *name;
+	enum src_kind kind;
+	size_t len;		/* the source range */
+	size_t new_len;
+	unsigned int flags;
+	int middle;		/* the source is the middle third of its VMA */
+	int target_mapped;	/* a MREMAP_FIXED target inside a mapped VMA */
+	size_t mis;		/* target misalignment */
+};
+
+static const struct fcase cases[] = {
+	{ "anon middle -> fixed inside a mapping", ANON, SZ_4M, SZ_4M,
+	  MREMAP_MAYMOVE | MREMAP_FIXED, 1, 1, 0 },
+	{ "anon middle -> fixed, misaligned", ANON, SZ_4M, SZ_4M,
+	  MREMAP_MAYMOVE | MREMAP_FIXED, 1, 0, SZ_4K },
+	{ "anon middle grows, may move", ANON, SZ_2M, SZ_4M,
+	  MREMAP_MAYMOVE, 1, 0, 0 },
+	{ "anon shrinks and moves (fixed)", ANON, SZ_4M, SZ_2M,
+	  MREMAP_MAYMOVE | MREMAP_FIXED, 1, 1, 0 },
+	{ "anon dontunmap", ANON, SZ_4M, SZ_4M,
+	  MREMAP_MAYMOVE | MREMAP_DONTUNMAP, 1, 0, 0 },
+	{ "shared memfd middle -> fixed inside a mapping", SHARED_MEMFD, SZ_4M,
+	  SZ_4M, MREMAP_MAYMOVE | MREMAP_FIXED, 1, 1, 0 },
+	{ "THP -> fixed, aligned", THP, SZ_4M, SZ_4M,
+	  MREMAP_MAYMOVE | MREMAP_FIXED, 0, 1, 0 },
+};
+
+static int nth_fd = -1;
+
+static int write_str(const char *path, const char *v)
+{
+	int f = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (f < 0)
+		return -1;
+	n = write(f, v, strlen(v));
+	close(f);
+	return n == (ssize_t)strlen(v) ? 0 : -1;
+}
+
+static int set_nth(int n)
+{
+	char b[16];
+	int len = snprintf(b, sizeof(b), "%d", n);
+
+	return pwrite(nth_fd, b, len, 0) == len ? 0 : -1;
+}
+
+/* Whether the fault armed by set_nth() was injected (reads back 0). */
+static int injected(void)
+{
+	char b[16] = "";
+	ssize_t n = pread(nth_fd, b, sizeof(b) - 1, 0);
+
+	return n > 0 && atoi(b) == 0;
+}
+
+struct layout {
+	struct fr_area sa, da;
+	char *vma, *src, *dst, *tvma;
+	size_t vma_len, tvma_len;
+};
+
+static void *map_kind(void *at, size_t len, enum src_kind k)
+{
+	void *p;
+
+	if (k == SHARED_MEMFD) {
+		int f = memfd_create("frfailnth", MFD_CLOEXEC);
+
+		if (f < 0 || ftruncate(f, len)) {
+			if (f >= 0)
+				close(f);
+			return MAP_FAILED;
+		}
+		p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f, 0);
+		close(f);
+		return p;
+	}
+	p = mmap(at, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (p != MAP_FAILED && k == THP)
+		madvise(p, len, MADV_HUGEPAGE);
+	return p;
+}
+
+static int setup(const struct fcase *c, struct layout *l)
+{
+	size_t span = c->len > c->new_len ? c->len : c->new_len;
+
+	memset(l, 0, sizeof(*l));
+	l->vma_len = c->middle ? 3 * c->len : c->len;
+	if (!fr_reserve(l->vma_len + 2 * SZ_2M, &l->sa) ||
+	    !fr_reserve(3 * span + 2 * SZ_2M, &l->da))
+		return -1;
+	l->vma = (char *)FR_ALIGN_UP((uintptr_t)l->sa.base + SZ_4K, SZ_2M);
+	if (map_kind(l->vma, l->vma_len, c->kind) == MAP_FAILED)
+		return -1;
+	l->src = c->middle ? l->vma + c->len : l->vma;
+	fill_pattern(l->vma, l->vma_len, SEED);
+	l->tvma = (char *)FR_ALIGN_UP((uintptr_t)l->da.base + SZ_4K, SZ_2M);
+	l->tvma_len = 3 * span;
+	l->dst = l->tvma + span + c->mis;
+	if (c->target_mapped) {
+		if (mmap(l->tvma, l->tvma_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			return -1;
+		fill_pattern(l->tvma, l->tvma_len, SEED + 1);
+	}
+	return 0;
+}
+
+static int is_mapped(const void *p, size_t len)
+{
+	return !range_unmapped(p, len);
+}
+
+/* The source VMA's pages outside the moved range, which never move. */
+static int rest_intact(const struct fcase *c, const struct layout *l)
+{
+	size_t before = l->src - l->vma;
+	size_t after = l->vma_len - before - c->len;
+
+	return verify_pattern_off(l->vma, before, SEED, 0, SZ_4K) < 0 &&
+	       verify_pattern_off(l->src + c->len, after, SEED,
+				  (before + c->len) / PG, SZ_4K) < 0;
+}
+
+/* Unmaps the layout and a result placed outside it. */
+static void release(struct layout *l, void *res, size_t len)
+{
+	char *p = res;
+
+	if (res != MAP_FAILED &&
+	    !(p >= l->sa.base && p < l->sa.base + l->sa.len) &&
+	    !(p >= l->da.base && p < l->da.base + l->da.len))
+		munmap(res, len);
+	fr_release(&l->sa);
+	fr_release(&l->da);
+}
+
+struct tally {
+	int nth, fails, oks, stale_old, dst_unmapped, bad;
+};
+
+/* One call with the nth allocation failing. Returns 1 if injected. */
+static int one(int fd, const struct fcase *c, int nth, struct tally *t)
+{
+	size_t kept = c->len < c->new_len ? c->len : c->new_len;
+	struct layout l;
+	size_t first_pg;
+	void *res = MAP_FAILED;
+	int e, inj;
+
+	if (setup(c, &l)) {
+		tap_diag("%s: setup failed: %s", c->name, strerror(errno));
+		t->bad++;
+		goto out;
+	}
+	first_pg = (l.src - l.vma) / PG;
+	set_nth(nth);
+	res = fr_remap(fd, l.src, c->len, c->new_len, c->flags,
+		       (c->flags & MREMAP_FIXED) ? l.dst : NULL, NULL);
+	e = errno;
+	inj = injected();
+	set_nth(0);
+	if (!inj) {
+		/* Past the last allocation: a plain successful call. */
+		if (res == MAP_FAILED) {
+			tap_diag("%s: fails with %s without an injected fault", c->name,
+				 strerror(e));
+			t->bad++;
+		}
+		release(&l, res, c->new_len);
+		return 0;
+	}
+	if (res == MAP_FAILED) {
+		int ok = e == ENOMEM;
+
+		t->fails++;
+		/*
+		 * A shrinking move unmaps the tail it drops first (as
+		 * mremap(2) does): that part may be gone already.
+		 */
+		ok = ok && is_mapped(l.src, kept) &&
+		     verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) < 0 &&
+		     rest_intact(c, &l);
+		if (ok && c->len > kept && is_mapped(l.src + kept, c->len - kept))
+			ok = verify_pattern_off(l.src + kept, c->len - kept, SEED,
+						first_pg + kept / PG, SZ_4K) < 0;
+		if (c->target_mapped && !is_mapped(l.dst, c->new_len))
+			t->dst_unmapped++;
+		else if (c->target_mapped)
+			ok = ok && verify_pattern_off(l.dst, c->new_len, SEED + 1,
+						      (l.dst - l.tvma) / PG, SZ_4K) < 0;
+		if (!ok) {
+			tap_diag("%s: fault %d: %s, source or target not as before", c->name,
+				 nth, strerror(e));
+			t->bad++;
+		}
+	} else {
+		int ok = verify_pattern_off(res, kept, SEED, first_pg, SZ_4K) < 0;
+
+		t->oks++;
+		if (!(c->flags & MREMAP_DONTUNMAP) && is_mapped(l.src, kept)) {
+			/*
+			 * The old range stayed: anonymous memory must be
+			 * empty there; a shared file mapping still shows the
+			 * file, which holds the same data.
+			 */
+			t->stale_old++;
+			ok = ok && (c->kind == SHARED_MEMFD ?
+				    verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) :
+				    verify_zero(l.src, kept, SZ_4K)) < 0;
+		}
+		if (!ok) {
+			tap_diag("%s: fault %d: success, but the data moved wrong", c->name, nth);
+			t->bad++;
+		}
+	}
+out:
+	release(&l, res, c->new_len);
+	return 1;
+}
+
+int main(void)
+{
+	char saved_wait[8] = "", saved_verbose[8] = "";
+	int fd = fr_open(), total_inj = 0;
+
+	if (!tap_ok(fd >= 0, "open the device"))
+		return tap_done();
+	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (nth_fd < 0) {
+		tap_skip_test("no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION off)",
+			      "allocation failures, one by one");
+		return tap_done();
+	}
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	{
+		int f = open(FAILSLAB "ignore-gfp-wait", O_RDONLY | O_CLOEXEC);
+
+		if (f < 0 || read(f, saved_wait, sizeof(saved_wait) - 1) <= 0) {
+			if (f >= 0)
+				close(f);
+			tap_skip_test("no " FAILSLAB " (CONFIG_FAILSLAB off)",
+				      "allocation failures, one by one");
+			return tap_done();
+		}
+		close(f);
+		f = open(FAILSLAB "verbose", O_RDONLY | O_CLOEXEC);
+		if (f >= 0) {
+			if (read(f, saved_verbose, sizeof(saved_verbose) - 1) < 0)
+				saved_verbose[0] = 0;
+			close(f);
+		}
+	}
+	/*
+	 * Sleeping allocations too (all of the VMA work's are), and quietly:
+	 * each injected failure would otherwise print a stack trace, which the
+	 * harness rightly counts as a finding.
+	 */
+	if (!tap_ok(!write_str(FAILSLAB "ignore-gfp-wait", "N") &&
+		    !write_str(FAILSLAB "verbose", "0"), "configure failslab"))
+		return tap_done();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fcase *c = &cases[i];
+		struct tally t = { 0 };
+		int nth;
+
+		for (nth = 1; nth <= MAX_NTH; nth++)
+			if (!one(fd, c, nth, &t))
+				break;
+		total_inj += t.fails + t.oks;
+		tap_diag("%s: %d allocations failed in turn: %d ENOMEM (%d with the target already unmapped), %d succeeded anyway (%d leaving the old range mapped and empty)",
+			 c->name, nth - 1, t.fails, t.dst_unmapped, t.oks, t.stale_old);
+		tap_ok(!t.bad && nth > 1 && nth <= MAX_NTH,
+		       "%s: every failed allocation gives ENOMEM with nothing lost, or a correct move (%d allocations, %d bad)",
+		       c->name, nth - 1, t.bad);
+	}
+	write_str(FAILSLAB "verbose", saved_verbose[0] ? saved_verbose : "2");
+	write_str(FAILSLAB "ignore-gfp-wait", saved_wait[0] == 'N' ? "N" : "Y");
+	tap_diag("%d calls with an injected allocation failure", total_inj);
+	tap_diag("FR-STATS injected_failures=%d", total_inj);
+	close(nth_fd);
+	close(fd);
+	return tap_done();
+}
