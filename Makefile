@@ -70,6 +70,14 @@ check:
 	scripts/prepare-kernels.sh
 	tests/run.sh
 
+# The long mode of the reliability tests on the three kernels: 100,000
+# differential ops, 20 stress rounds, 200,000 hostile ioctls per kernel,
+# with fresh random seeds (about 40 minutes).
+check-long:
+	scripts/deps.sh
+	scripts/prepare-kernels.sh
+	FASTREMAP_LONG=1 FASTREMAP_HOST_TESTS=none tests/run.sh
+
 # The debug-kernel lane: the whole in-VM suite on Debian 12's 6.1 source
 # built with KASAN, lockdep, DEBUG_VM, DEBUG_VM_PGTABLE, PAGE_TABLE_CHECK
 # and DEBUG_PAGEALLOC (built once, cached; about an hour the first time).
@@ -108,6 +116,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests bench bench-native check check-debug install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-native check check-long check-debug install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

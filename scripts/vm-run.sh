@@ -4,6 +4,8 @@
 # Usage: vm-run.sh SUITE TESTBIN_DIR LOG [TEST...]
 # FASTREMAP_VM_EXTRA=DIR copies DIR's tree into the initramfs root as well
 # (a dynamic loader and libraries, for programs that are not static).
+# FASTREMAP_VM_ARGS=FILE: "NAME ARGS..." lines, the arguments each test
+# program gets (none by default).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -48,6 +50,9 @@ for mod in ${FASTREMAP_VM_KMODS-zram}; do
 	done
 done
 
+if [ -n "${FASTREMAP_VM_ARGS:-}" ]; then
+	cp "$FASTREMAP_VM_ARGS" "$stage/tests/args"
+fi
 if [ -n "${FASTREMAP_VM_EXTRA:-}" ]; then
 	cp -a "$FASTREMAP_VM_EXTRA"/. "$stage"/
 fi

@@ -16,6 +16,19 @@ HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib checkpatch-test.sh install-
 
 results="$FR_BUILD/results"
 mkdir -p "$results"
+
+# The long mode (make check-long): the reliability programs with larger
+# counts and fresh random seeds (each printed, to replay what it finds).
+if [ -n "${FASTREMAP_LONG:-}" ]; then
+	export FASTREMAP_VM_ARGS="$results/long-args"
+	cat >"$FASTREMAP_VM_ARGS" <<-EOF
+		t_remap_diff random --ops ${FASTREMAP_LONG_DIFF_OPS:-100000}
+		t_stress --rounds ${FASTREMAP_LONG_STRESS_ROUNDS:-20} random
+		t_ioctl_fuzz $(od -An -N4 -tu4 /dev/urandom | tr -d ' ') ${FASTREMAP_LONG_FUZZ_CALLS:-200000}
+		t_remap_threads $(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+	EOF
+	export FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-10800}
+fi
 tot_pass=0 tot_fail=0 tot_skip=0
 
 # count_tap FILE: adds the file's TAP results to the totals of this suite.
@@ -47,6 +60,7 @@ finish_suite() { # finish_suite NAME
 }
 
 summary=()
+reports=()
 fr_log "building userspace and test programs"
 if ! make -C "$FR_TOP" --no-print-directory tests >"$results/build-tests.log" 2>&1; then
 	tail -n 30 "$results/build-tests.log"
@@ -115,6 +129,14 @@ for suite in $FR_SUITES; do
 	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$results/$suite-dmesg.log"
 	bad=$(grep -E "$FR_BAD_LOG" "$results/$suite-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
+	# The reliability report: what the programs executed, what they found.
+	stat() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 } END { print s + 0 }'; }
+	report="$suite reliability: $(stat diff_ops) differential ops, $(stat divergences) divergences;"
+	report+=" $(stat stress_scenarios) stress scenarios, $(stat stress_failed) failed;"
+	report+=" $(stat hostile_calls) hostile ioctls; $(stat injected_failures) injected allocation failures;"
+	report+=" kernel-log findings $(printf '%s' "$bad" | grep -c .)"
+	echo "# $report"
+	reports+=("$report")
 	hcheck "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)" \
 		"$suite: guest kernel log captured and clean"
 	hcheck "$(grep -q '^FR-DONE$' "$log" && echo 1)" "$suite: VM ran to the end and powered off"
@@ -131,6 +153,7 @@ for suite in $FR_SUITES; do
 done
 
 echo "# ===== summary"
+for l in "${reports[@]}"; do echo "# $l"; done
 for l in "${summary[@]}"; do echo "# $l"; done
 echo "$tot_pass passed, $tot_fail failed, $tot_skip skipped"
 [ "$tot_fail" = 0 ]

@@ -1404,6 +1404,7 @@ int main(int argc, char **argv)
 		 c.smaps, c.locks);
 	tap_diag("%ld divergences, %ld resyncs, %ld fresh epochs, %.2f s", c.div, c.resync,
 		 c.epochs, fr_now() - t0);
+	tap_diag("FR-STATS diff_ops=%d divergences=%ld", nops, inject ? 0 : c.div);
 	if (inject)
 		tap_ok(c.div > 0, "seed %" PRIu64 ": %d ops with --inject: divergences found (%ld)",
 		       seed, nops, c.div);

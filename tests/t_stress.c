@@ -25,8 +25,9 @@
  * take well under a minute there). Runs as root inside the test VM with
  * the module loaded.
  *
- * Usage: t_stress [--selftest-mremap] [SEED [SCENARIO,...]]
- *   SCENARIO: the numbers above; all of them by default.
+ * Usage: t_stress [--selftest-mremap] [--rounds N] [SEED [SCENARIO,...]]
+ *   SCENARIO: the numbers above; all of them by default. --rounds runs
+ *   them all N times (the long mode), the random state running on.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -1281,8 +1282,15 @@ int main(int argc, char **argv)
 {
 	const char *only = NULL;
 	double t_all = fr_now();
+	int rounds = 1, runs = 0, failed = 0;
 
 	fr_parse_args(&argc, argv);
+	if (argc > 2 && !strcmp(argv[1], "--rounds")) {
+		rounds = atoi(argv[2]);
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	}
 	/* A fixed seed unless one is given ("random": a new one, printed). */
 	seed = 20261130;
 	if (argc > 1)
@@ -1297,10 +1305,11 @@ int main(int argc, char **argv)
 	fd = fr_open();
 	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
-	for (size_t i = 0; i < ARRAY_SIZE(scenarios); i++) {
-		const struct scenario *s = &scenarios[i];
+	for (size_t i = 0; i < rounds * ARRAY_SIZE(scenarios); i++) {
+		const struct scenario *s = &scenarios[i % ARRAY_SIZE(scenarios)];
 		char num[8];
 		double t0;
+		int fail0 = tap_fail;
 
 		snprintf(num, sizeof(num), "%d", s->num);
 		if (only) {
@@ -1318,9 +1327,12 @@ int main(int argc, char **argv)
 		}
 		t0 = fr_now();
 		s->fn(s->name, s->arg);
+		runs++;
+		failed += tap_fail != fail0;
 		tap_diag("scenario %d (%s): %.2f s", s->num, s->name, fr_now() - t0);
 	}
 	tap_diag("total %.2f s", fr_now() - t_all);
+	tap_diag("FR-STATS stress_scenarios=%d stress_failed=%d", runs, failed);
 	close(fd);
 	return tap_done();
 }
