@@ -313,7 +313,7 @@ static inline int do_move(int c, char *src, size_t len, char *dst,
 
 static char tr_dir[64];
 static int tr_on_fd = -1;
-static char tr_saved_buf[32], tr_saved_on[8], tr_saved_fork[8];
+static char tr_saved_buf[32], tr_saved_on[8], tr_saved_fork[8], tr_saved_cmd[8];
 static int tr_ok, tr_mounted;
 
 static int write_file(const char *path, const char *s)
@@ -386,6 +386,15 @@ static const char *tr_setup(void)
 		snprintf(buf, sizeof(buf), "%d", cfg.trace_buf_kb);
 		tr_write("buffer_size_kb", buf);
 	}
+	/*
+	 * record-cmd would hook sched_switch whenever an event is enabled,
+	 * patching __schedule() on every CPU (an int3 Oops under QEMU TCG
+	 * was seen doing that); comm names are not needed here.
+	 */
+	snprintf(p, sizeof(p), "%s/options/record-cmd", tr_dir);
+	if (read_file(p, tr_saved_cmd, sizeof(tr_saved_cmd)) == 0)
+		tr_saved_cmd[strcspn(tr_saved_cmd, " \n")] = 0;
+	tr_write("options/record-cmd", "0");
 	if (tr_write("tracing_on", "0") || tr_write("events/tlb/tlb_flush/enable", "1"))
 		return "cannot enable tlb:tlb_flush";
 	if (cfg.trace_pids) {
@@ -420,6 +429,8 @@ static void tr_teardown(void)
 	if (cfg.trace_buf_kb && tr_saved_buf[0])
 		tr_write("buffer_size_kb", tr_saved_buf);
 	tr_write("trace", "");
+	if (tr_saved_cmd[0])
+		tr_write("options/record-cmd", tr_saved_cmd);
 	/* Put back what the system had (natively, someone may be tracing). */
 	if (tr_saved_on[0])
 		tr_write("tracing_on", tr_saved_on);

@@ -770,6 +770,15 @@ static inline int tlb_trace_begin(void)
 	if (!dir)
 		return -ENOENT;
 	snprintf(filt, sizeof(filt), "common_pid == %d", (int)getpid());
+	/*
+	 * With record-cmd on (the default), enabling any event also hooks
+	 * the sched_switch tracepoint, and disabling unhooks it: both patch
+	 * __schedule(), which every CPU runs all the time. Under QEMU TCG
+	 * that patching once ended in "Oops: int3" in __schedule (7.2, CI).
+	 * Comm names are not needed (lines are matched by pid): keep it off
+	 * for the rest of the boot, so only tlb_flush's own sites change.
+	 */
+	fr_write_file(dir, "options/record-cmd", "0", O_TRUNC);
 	fr_write_file(dir, "tracing_on", "0", O_TRUNC);
 	fr_write_file(dir, "events/tlb/tlb_flush/filter", filt, O_TRUNC);
 	ret = fr_write_file(dir, "events/tlb/tlb_flush/enable", "1", O_TRUNC);
