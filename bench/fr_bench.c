@@ -314,7 +314,7 @@ static inline int do_move(int c, char *src, size_t len, char *dst,
 static char tr_dir[64];
 static int tr_on_fd = -1;
 static char tr_saved_buf[32], tr_saved_on[8], tr_saved_fork[8], tr_saved_cmd[8];
-static int tr_ok, tr_mounted;
+static int tr_ok, tr_mounted, tr_enabled_here;
 
 static int write_file(const char *path, const char *s)
 {
@@ -391,12 +391,19 @@ static const char *tr_setup(void)
 	 * patching __schedule() on every CPU (an int3 Oops under QEMU TCG
 	 * was seen doing that); comm names are not needed here.
 	 */
-	snprintf(p, sizeof(p), "%s/options/record-cmd", tr_dir);
-	if (read_file(p, tr_saved_cmd, sizeof(tr_saved_cmd)) == 0)
-		tr_saved_cmd[strcspn(tr_saved_cmd, " \n")] = 0;
-	tr_write("options/record-cmd", "0");
-	if (tr_write("tracing_on", "0") || tr_write("events/tlb/tlb_flush/enable", "1"))
-		return "cannot enable tlb:tlb_flush";
+	if (tr_write("tracing_on", "0"))
+		return "cannot write tracing_on";
+	/* Enabled on the kernel command line (the VM does): leave it so. */
+	snprintf(p, sizeof(p), "%s/events/tlb/tlb_flush/enable", tr_dir);
+	if (read_file(p, buf, sizeof(buf)) || buf[0] != '1') {
+		snprintf(p, sizeof(p), "%s/options/record-cmd", tr_dir);
+		if (read_file(p, tr_saved_cmd, sizeof(tr_saved_cmd)) == 0)
+			tr_saved_cmd[strcspn(tr_saved_cmd, " \n")] = 0;
+		tr_write("options/record-cmd", "0");
+		if (tr_write("events/tlb/tlb_flush/enable", "1"))
+			return "cannot enable tlb:tlb_flush";
+		tr_enabled_here = 1;
+	}
 	if (cfg.trace_pids) {
 		/* Our threads only: main and the writer, which the option follows. */
 		tr_write("options/event-fork", "1");
@@ -420,7 +427,8 @@ static void tr_teardown(void)
 		return;
 	}
 	tr_write("tracing_on", "0");
-	tr_write("events/tlb/tlb_flush/enable", "0");
+	if (tr_enabled_here)
+		tr_write("events/tlb/tlb_flush/enable", "0");
 	if (cfg.trace_pids) {
 		tr_write("set_event_pid", "");
 		if (tr_saved_fork[0])

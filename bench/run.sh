@@ -177,6 +177,10 @@ run_vm() {
 	rm -f "$log"
 	fr_log "$suite: booting $(cat "$FR_BUILD/$suite/kver") under QEMU (TCG)"
 	# Line-buffered so that the progress reaches the log (and the terminal) as it comes.
+	# The flush-counting event on from boot, never toggled (see tests/run.sh:
+	# text patching at run time can Oops 7.2 under TCG). fr_bench keeps it
+	# enabled through the whole run either way, timed repetitions included.
+	FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd" \
 	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-1500} \
 		stdbuf -oL "$FR_TOP/scripts/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
 	pid=$!

@@ -5,7 +5,8 @@
 # FASTREMAP_VM_EXTRA=DIR copies DIR's tree into the initramfs root as well
 # (a dynamic loader and libraries, for programs that are not static).
 # FASTREMAP_VM_ARGS=FILE: "NAME ARGS..." lines, the arguments each test
-# program gets (none by default).
+# program gets (none by default). FASTREMAP_VM_APPEND: more kernel
+# command-line options.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -66,5 +67,5 @@ limit=600
 timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" qemu-system-x86_64 \
 	-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -cpu max -nographic -no-reboot \
 	-kernel "$vmlinuz" -initrd "$FR_BUILD/$suite/initrd.gz" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=madvise" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=madvise ${FASTREMAP_VM_APPEND:-}" \
 	</dev/null 2>&1 | tr -d '\r' >"$log" || true

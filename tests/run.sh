@@ -17,6 +17,14 @@ HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib checkpatch-test.sh install-
 results="$FR_BUILD/results"
 mkdir -p "$results"
 
+# The tlb:tlb_flush event (t_remap_tlb counts flushes with it) is enabled
+# at boot, before the second CPU runs, and never toggled after: on 7.2
+# under QEMU TCG, turning any tracepoint on or off at run time (text
+# patching through int3) can end in "Oops: int3", with or without this
+# module loaded. record-cmd stays off, or enabling an event would hook
+# sched_switch as well.
+export FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd"
+
 # The long mode (make check-long): the reliability programs with larger
 # counts and fresh random seeds (each printed, to replay what it finds).
 if [ -n "${FASTREMAP_LONG:-}" ]; then
