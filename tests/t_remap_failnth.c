@@ -308,7 +308,7 @@ int main(void)
 			if (!one(fd, c, nth, &t))
 				break;
 		total_inj += t.fails + t.oks;
-		tap_diag("%s: %d allocations failed in turn: %d ENOMEM (%d with the target already unmapped), %d succeeded anyway (%d leaving the old range mapped and empty)",
+		tap_diag("%s: %d allocations failed in turn: %d ENOMEM (%d with the target already unmapped), %d succeeded anyway (%d leaving the old range mapped: its unmap could not split the VMA)",
 			 c->name, nth - 1, t.fails, t.dst_unmapped, t.oks, t.stale_old);
 		tap_ok(!t.bad && nth > 1 && nth <= MAX_NTH,
 		       "%s: every failed allocation gives ENOMEM with nothing lost, or a correct move (%d allocations, %d bad)",
