@@ -725,6 +725,30 @@ static inline int fr_write_file(const char *dir, const char *name,
 	return ret;
 }
 
+/* Writes val to the file at path (sysfs, procfs, tracefs). 0 or -errno. */
+static inline int fr_write_str(const char *path, const char *val)
+{
+	return fr_write_file("/", path, val, O_TRUNC);
+}
+
+/* Reads the file at path into buf, without trailing blanks. 0 or -1. */
+static inline int fr_read_str(const char *path, char *buf, size_t n)
+{
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (f < 0)
+		return -1;
+	r = read(f, buf, n - 1);
+	close(f);
+	if (r < 0)
+		return -1;
+	buf[r] = 0;
+	while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
+		buf[--r] = 0;
+	return 0;
+}
+
 /* The number of this reason in c, added if new. */
 static inline int *fr_tlb_slot(struct fr_tlb_counts *c, const char *reason)
 {
@@ -770,24 +794,17 @@ static inline int tlb_trace_begin(void)
 {
 	const char *dir = fr_tracefs();
 	char path[160], on[4] = "";
-	int f, ret = 0;
+	int ret = 0;
 
 	if (!dir)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/tracing_on", dir);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0 || read(f, fr_tlb_was_on, 1) != 1)
+	if (fr_read_str(path, fr_tlb_was_on, sizeof(fr_tlb_was_on)))
 		fr_tlb_was_on[0] = '1';
-	if (f >= 0)
-		close(f);
 	fr_write_file(dir, "tracing_on", "0", O_TRUNC);
 	snprintf(path, sizeof(path), "%s/events/tlb/tlb_flush/enable", dir);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f >= 0) {
-		if (read(f, on, sizeof(on) - 1) < 0)
-			on[0] = 0;
-		close(f);
-	}
+	if (fr_read_str(path, on, sizeof(on)))
+		on[0] = 0;
 	fr_tlb_owned = 0;
 	if (on[0] != '1') {
 		fr_write_file(dir, "options/record-cmd", "0", O_TRUNC);

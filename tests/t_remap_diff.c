@@ -1325,28 +1325,15 @@ static int run(int nops, int can_lock)
 static void khugepaged_pause(int on)
 {
 	static char saved[32];
-	int f;
-	ssize_t n;
 
 	if (on) {
-		f = open(KHP_SLEEP, O_RDWR | O_CLOEXEC);
-		if (f < 0)
-			return;
-		n = read(f, saved, sizeof(saved) - 1);
-		saved[n > 0 ? n : 0] = 0;
-		if (n > 0 && pwrite(f, "86400000", 8, 0) == 8)
-			tap_diag("khugepaged paused (was %.*s ms between scans)",
-				 (int)strcspn(saved, "\n"), saved);
-		else
+		if (fr_read_str(KHP_SLEEP, saved, sizeof(saved)) ||
+		    fr_write_str(KHP_SLEEP, "86400000"))
 			saved[0] = 0;
-		close(f);
-	} else if (saved[0]) {
-		f = open(KHP_SLEEP, O_WRONLY | O_CLOEXEC);
-		if (f >= 0) {
-			if (write(f, saved, strlen(saved)) < 0)
-				tap_diag("cannot restore %s: %s", KHP_SLEEP, strerror(errno));
-			close(f);
-		}
+		else
+			tap_diag("khugepaged paused (was %s ms between scans)", saved);
+	} else if (saved[0] && fr_write_str(KHP_SLEEP, saved)) {
+		tap_diag("cannot restore %s: %s", KHP_SLEEP, strerror(errno));
 	}
 }
 

@@ -61,18 +61,6 @@ static const struct fcase cases[] = {
 
 static int nth_fd = -1;
 
-static int write_str(const char *path, const char *v)
-{
-	int f = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (f < 0)
-		return -1;
-	n = write(f, v, strlen(v));
-	close(f);
-	return n == (ssize_t)strlen(v) ? 0 : -1;
-}
-
 static int set_nth(int n)
 {
 	char b[16];
@@ -272,31 +260,21 @@ int main(void)
 		return tap_done();
 	}
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	{
-		int f = open(FAILSLAB "ignore-gfp-wait", O_RDONLY | O_CLOEXEC);
-
-		if (f < 0 || read(f, saved_wait, sizeof(saved_wait) - 1) <= 0) {
-			if (f >= 0)
-				close(f);
-			tap_skip_test("no " FAILSLAB " (CONFIG_FAILSLAB off)",
-				      "allocation failures, one by one");
-			return tap_done();
-		}
-		close(f);
-		f = open(FAILSLAB "verbose", O_RDONLY | O_CLOEXEC);
-		if (f >= 0) {
-			if (read(f, saved_verbose, sizeof(saved_verbose) - 1) < 0)
-				saved_verbose[0] = 0;
-			close(f);
-		}
+	if (fr_read_str(FAILSLAB "ignore-gfp-wait", saved_wait, sizeof(saved_wait)) ||
+	    !saved_wait[0]) {
+		tap_skip_test("no " FAILSLAB " (CONFIG_FAILSLAB off)",
+			      "allocation failures, one by one");
+		return tap_done();
 	}
+	if (fr_read_str(FAILSLAB "verbose", saved_verbose, sizeof(saved_verbose)))
+		saved_verbose[0] = 0;
 	/*
 	 * Sleeping allocations too (all of the VMA work's are), and quietly:
 	 * each injected failure would otherwise print a stack trace, which the
 	 * harness rightly counts as a finding.
 	 */
-	if (!tap_ok(!write_str(FAILSLAB "ignore-gfp-wait", "N") &&
-		    !write_str(FAILSLAB "verbose", "0"), "configure failslab"))
+	if (!tap_ok(!fr_write_str(FAILSLAB "ignore-gfp-wait", "N") &&
+		    !fr_write_str(FAILSLAB "verbose", "0"), "configure failslab"))
 		return tap_done();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -314,8 +292,8 @@ int main(void)
 		       "%s: every failed allocation gives ENOMEM with nothing lost, or a correct move (%d allocations, %d bad)",
 		       c->name, nth - 1, t.bad);
 	}
-	write_str(FAILSLAB "verbose", saved_verbose[0] ? saved_verbose : "2");
-	write_str(FAILSLAB "ignore-gfp-wait", saved_wait[0] == 'N' ? "N" : "Y");
+	fr_write_str(FAILSLAB "verbose", saved_verbose[0] ? saved_verbose : "2");
+	fr_write_str(FAILSLAB "ignore-gfp-wait", saved_wait[0] == 'N' ? "N" : "Y");
 	tap_diag("%d calls with an injected allocation failure", total_inj);
 	tap_diag("FR-STATS injected_failures=%d", total_inj);
 	close(nth_fd);

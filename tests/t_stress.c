@@ -159,33 +159,11 @@ static long read_kv(const char *path, const char *key)
 	return v;
 }
 
-static int read_str(const char *path, char *buf, size_t n)
-{
-	int f = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (f < 0)
-		return -1;
-	r = read(f, buf, n - 1);
-	close(f);
-	if (r < 0)
-		return -1;
-	buf[r] = 0;
-	while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
-		buf[--r] = 0;
-	return 0;
-}
-
 static long read_long(const char *path)
 {
 	char b[64];
 
-	return read_str(path, b, sizeof(b)) ? -1 : strtol(b, NULL, 10);
-}
-
-static int write_str(const char *path, const char *val)
-{
-	return fr_write_file("/", path, val, O_TRUNC);
+	return fr_read_str(path, b, sizeof(b)) ? -1 : strtol(b, NULL, 10);
 }
 
 /* A field (Swap, Locked...) summed over the smaps VMAs intersecting [lo, hi). */
@@ -797,14 +775,14 @@ static const char *swap_setup(void)
 	if (swap_total() > 0)
 		return "";
 	if (!access("/sys/class/zram-control/hot_add", R_OK)) {
-		if (read_str("/sys/class/zram-control/hot_add", b, sizeof(b)))
+		if (fr_read_str("/sys/class/zram-control/hot_add", b, sizeof(b)))
 			return "zram hot_add failed";
 		idx = atoi(b);
 	} else if (access("/sys/block/zram0/disksize", W_OK)) {
 		return "no swap in /proc/swaps, and no zram (the zram module is not loaded and modprobe is unavailable)";
 	}
 	snprintf(path, sizeof(path), "/sys/block/zram%d/disksize", idx);
-	if (write_str(path, "268435456")) {
+	if (fr_write_str(path, "268435456")) {
 		snprintf(why, sizeof(why), "zram%d: cannot set disksize", idx);
 		return why;
 	}
@@ -913,12 +891,12 @@ static void sc_ksm(const char *name, int unused)
 		fr_release(&sl.a);
 		return;
 	}
-	read_str(KSM "run", run0, sizeof(run0));
-	read_str(KSM "pages_to_scan", scan0, sizeof(scan0));
-	read_str(KSM "sleep_millisecs", sleep0, sizeof(sleep0));
-	write_str(KSM "pages_to_scan", "5000");
-	write_str(KSM "sleep_millisecs", "10");
-	tap_ok(!write_str(KSM "run", "1"), "%s: ksmd started", name);
+	fr_read_str(KSM "run", run0, sizeof(run0));
+	fr_read_str(KSM "pages_to_scan", scan0, sizeof(scan0));
+	fr_read_str(KSM "sleep_millisecs", sleep0, sizeof(sleep0));
+	fr_write_str(KSM "pages_to_scan", "5000");
+	fr_write_str(KSM "sleep_millisecs", "10");
+	tap_ok(!fr_write_str(KSM "run", "1"), "%s: ksmd started", name);
 	for (t0 = fr_now(); fr_now() - t0 < 8; usleep(100000))
 		if ((sharing = read_long(KSM "pages_sharing")) > 0 && fr_now() - t0 > 1)
 			break;
@@ -948,14 +926,14 @@ static void sc_ksm(const char *name, int unused)
 	fill_pattern(a, S6_LEN / 2, seed ^ 7);
 	tap_ok(verify_pattern(a, S6_LEN / 2, seed ^ 7, 0) < 0 &&
 	       verify_pattern(b, S6_LEN, seed, 0) < 0, "%s: writes after merge stay private", name);
-	write_str(KSM "run", "2");
+	fr_write_str(KSM "run", "2");
 	for (t0 = fr_now(); fr_now() - t0 < 5 && read_long(KSM "pages_sharing") > 0;)
 		usleep(50000);
-	write_str(KSM "run", "0");
-	write_str(KSM "pages_to_scan", scan0);
-	write_str(KSM "sleep_millisecs", sleep0);
+	fr_write_str(KSM "run", "0");
+	fr_write_str(KSM "pages_to_scan", scan0);
+	fr_write_str(KSM "sleep_millisecs", sleep0);
 	if (strcmp(run0, "0"))
-		write_str(KSM "run", run0);
+		fr_write_str(KSM "run", run0);
 	tap_ok(verify_pattern(b, S6_LEN, seed, 0) < 0, "%s: intact after unmerge", name);
 	fr_release(&sl.a);
 }
@@ -1028,12 +1006,12 @@ static void sc_thp(const char *name, int mis)
 			s7.exp[k] = seed;
 		}
 	if (have_khp) {
-		read_str(KHP "scan_sleep_millisecs", sleep0, sizeof(sleep0));
-		read_str(KHP "pages_to_scan", scan0, sizeof(scan0));
-		read_str(KHP "alloc_sleep_millisecs", alloc0, sizeof(alloc0));
-		write_str(KHP "scan_sleep_millisecs", "10");
-		write_str(KHP "alloc_sleep_millisecs", "10");
-		write_str(KHP "pages_to_scan", "65536");
+		fr_read_str(KHP "scan_sleep_millisecs", sleep0, sizeof(sleep0));
+		fr_read_str(KHP "pages_to_scan", scan0, sizeof(scan0));
+		fr_read_str(KHP "alloc_sleep_millisecs", alloc0, sizeof(alloc0));
+		fr_write_str(KHP "scan_sleep_millisecs", "10");
+		fr_write_str(KHP "alloc_sleep_millisecs", "10");
+		fr_write_str(KHP "pages_to_scan", "65536");
 	} else {
 		tap_diag("%s: no khugepaged tunables: collapse left to defaults", name);
 	}
@@ -1082,9 +1060,9 @@ static void sc_thp(const char *name, int mis)
 	tap_ok(check_pages(s7.cur, S7_NP, s7.exp, 1) < 0, "%s: whole region intact at the end", name);
 out:
 	if (have_khp) {
-		write_str(KHP "scan_sleep_millisecs", sleep0);
-		write_str(KHP "alloc_sleep_millisecs", alloc0);
-		write_str(KHP "pages_to_scan", scan0);
+		fr_write_str(KHP "scan_sleep_millisecs", sleep0);
+		fr_write_str(KHP "alloc_sleep_millisecs", alloc0);
+		fr_write_str(KHP "pages_to_scan", scan0);
 	}
 	fr_release(&sl.a);
 	free(s7.exp);
@@ -1103,7 +1081,7 @@ static void sc_zero(const char *name, int huge)
 	char b[16] = "";
 
 	if (huge) {
-		read_str("/sys/kernel/mm/transparent_hugepage/use_zero_page", b, sizeof(b));
+		fr_read_str("/sys/kernel/mm/transparent_hugepage/use_zero_page", b, sizeof(b));
 		if (strcmp(b, "1")) {
 			tap_skip_test("no huge zero page (use_zero_page is not 1)", "%s", name);
 			return;
