@@ -12,16 +12,7 @@ set -euo pipefail
 
 frag="$FR_TOP/scripts/debug-kernel.config"
 tarball=/usr/src/linux-source-6.1.tar.xz
-pkgs=(linux-source-6.1 build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils)
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
-		missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	apt-get update -q || true
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+fr_apt_install linux-source-6.1 build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
 
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 key=$({ echo "$srcver"; cat "$frag"; } | md5sum | cut -c1-10)

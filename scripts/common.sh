@@ -27,6 +27,21 @@ fr_mirror() {
 	printf '%s\n' "${m%/}"
 }
 
+# Installs the Debian packages given that are not installed yet.
+fr_apt_install() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	export DEBIAN_FRONTEND=noninteractive
+	# Third-party sources on some machines may be unreachable; Debian's own
+	# suites are what matters, and install fails loudly if they are missing.
+	apt-get update -q || true
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
 # Newest kernel version installed under a root (/ or a chroot).
 fr_kver() {
 	local root=$1
