@@ -60,6 +60,9 @@ hcheck() { # hcheck OK? DESCRIPTION
 	fi
 }
 
+# The sum of one FR-STATS counter over the programs of the suite's VM log.
+stats() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 } END { print s + 0 }'; }
+
 finish_suite() { # finish_suite NAME
 	echo "# $1: $s_pass passed, $s_fail failed, $s_skip skipped"
 	summary+=("$1: $s_pass passed, $s_fail failed, $s_skip skipped")
@@ -138,10 +141,9 @@ for suite in $FR_SUITES; do
 	bad=$(grep -E "$FR_BAD_LOG" "$results/$suite-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
 	# The reliability report: what the programs executed, what they found.
-	stat() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 } END { print s + 0 }'; }
-	report="$suite reliability: $(stat diff_ops) differential ops, $(stat divergences) divergences;"
-	report+=" $(stat stress_scenarios) stress scenarios, $(stat stress_failed) failed;"
-	report+=" $(stat hostile_calls) hostile ioctls; $(stat injected_failures) injected allocation failures;"
+	report="$suite reliability: $(stats diff_ops) differential ops, $(stats divergences) divergences;"
+	report+=" $(stats stress_scenarios) stress scenarios, $(stats stress_failed) failed;"
+	report+=" $(stats hostile_calls) hostile ioctls; $(stats injected_failures) injected allocation failures;"
 	report+=" kernel-log findings $(printf '%s' "$bad" | grep -c .)"
 	echo "# $report"
 	reports+=("$report")
