@@ -71,6 +71,18 @@ build_bench() { # build_bench OUT EXTRA_FLAGS...
 }
 
 # report CSV: the terminal table, RESULTS/<kernel>.md and .png.
+# check_results PREFIX LOG: the CSV of a run's log, checked, then reported.
+check_results() {
+	local csv
+	csv=$(extract "$2")
+	check "$1CSV extracted" "$([ -n "$csv" ] && echo 1)"
+	if [ -n "$csv" ]; then
+		check "$1every cell ran or was skipped for a reason" "$(cells_ok "$csv" && echo 1)"
+		check "$1fastremap ran (no fastremap cell skipped)" "$(fastremap_ran "$csv" && echo 1)"
+		report "$csv"
+	fi
+}
+
 report() {
 	local csv=$1 kernel base
 	kernel=$(awk -F, 'NR == 2 { print $1 }' "$csv")
@@ -152,13 +164,7 @@ run_native() {
 	local rc=$?
 	wait "$fpid"
 	check "fr_bench finished and exited 0 (rc $rc)" "$([ "$rc" = 0 ] && echo 1)"
-	csv=$(extract "$log")
-	check "CSV extracted" "$([ -n "$csv" ] && echo 1)"
-	if [ -n "$csv" ]; then
-		check "every cell ran or was skipped for a reason" "$(cells_ok "$csv" && echo 1)"
-		check "fastremap ran (no fastremap cell skipped)" "$(fastremap_ran "$csv" && echo 1)"
-		report "$csv"
-	fi
+	check_results "" "$log"
 	dmesg 2>/dev/null | tail -n +$((n0 + 1)) >"$LOGDIR/native-dmesg.log"
 	bad=$(grep -E "$FR_BAD_LOG" "$LOGDIR/native-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
@@ -200,13 +206,7 @@ run_vm() {
 	check "$suite: guest kernel log captured and clean" \
 		"$([ -s "$LOGDIR/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)"
 	check "$suite: VM ran to the end" "$(grep -q '^FR-DONE$' "$log" && echo 1)"
-	csv=$(extract "$log")
-	check "$suite: CSV extracted" "$([ -n "$csv" ] && echo 1)"
-	if [ -n "$csv" ]; then
-		check "$suite: every cell ran or was skipped for a reason" "$(cells_ok "$csv" && echo 1)"
-		check "$suite: fastremap ran (no fastremap cell skipped)" "$(fastremap_ran "$csv" && echo 1)"
-		report "$csv"
-	fi
+	check_results "$suite: " "$log"
 }
 
 t0=$(date +%s)
