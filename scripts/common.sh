@@ -88,7 +88,8 @@ fr_stage_src() {
 
 # Runs a command as root inside a suite's build root: the host itself for
 # bookworm and the debug lane, else its chroot with /proc mounted (7.x's
-# objtool reads it).
+# objtool reads it). The mount lives in a private mount namespace of its
+# own, so runs from several checkouts at once never unmount each other's.
 fr_in_root() {
 	local suite=$1 r
 	shift
@@ -97,9 +98,6 @@ fr_in_root() {
 		return
 	fi
 	r=$(fr_chroot_dir "$suite")
-	mountpoint -q "$r/proc" || mount -t proc proc "$r/proc"
-	local rc=0
-	chroot "$r" "$@" || rc=$?
-	umount "$r/proc" 2>/dev/null || umount -l "$r/proc" 2>/dev/null || true
-	return $rc
+	unshare --mount --propagation private -- sh -c \
+		'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$r" "$@"
 }
