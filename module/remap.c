@@ -457,11 +457,18 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 	r->new_len = PAGE_ALIGN(new_len_raw);
 	if (!r->new_len)
 		return -EINVAL;
-	if (FR_MREMAP_EARLY_TARGET_CHECKS &&
-	    (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
-		ret = fr_check_new_addr(r);
-		if (ret)
-			return ret;
+	/*
+	 * 7.x's check_mremap_params(): the new length, and the target of a
+	 * call that names one, are checked before the source is looked up.
+	 */
+	if (FR_MREMAP_EARLY_TARGET_CHECKS) {
+		if (r->new_len > TASK_SIZE)
+			return -EINVAL;
+		if (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+			ret = fr_check_new_addr(r);
+			if (ret)
+				return ret;
+		}
 	}
 
 	if (mmap_write_lock_killable(mm))
