@@ -39,6 +39,12 @@
 #include "pgmove.h"
 #include "testhooks.h"
 
+/*
+ * Passes in a row that may make no progress before a move gives up: each
+ * needs a racing retraction or collapse to land between its two walks.
+ */
+#define FR_MAX_STALLS	8
+
 enum fr_mode {
 	FR_PREPARE,
 	FR_MOVE,
@@ -410,7 +416,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 	unsigned long old_end = old_addr + len, done = old_addr;
 	unsigned long prepared, stop;
 	struct mmu_notifier_range range;
-	int pass;
+	int pass, stalls = 0;
 
 	if (!len)
 		return 0;
@@ -473,8 +479,23 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 			m->moved = false;
 		}
 		fr_rmap_unlock(m->old_vma);
-		if (stop == done)
-			break;	/* no progress even after preparing again */
+		/*
+		 * No progress although every table was prepared: the source
+		 * or destination changed between the two walks. Since 6.6,
+		 * retract_page_tables() (khugepaged, or MADV_COLLAPSE in any
+		 * process mapping the same file) frees empty PTE tables of a
+		 * file VMA under i_mmap_rwsem for read alone, so it can free
+		 * a destination table FR_PREPARE just allocated. mm/mremap.c
+		 * retries such a move (move_ptes() gives -EAGAIN); so do we,
+		 * a bounded number of times, instead of failing with ENOMEM.
+		 */
+		if (stop == done) {
+			if (++stalls > FR_MAX_STALLS)
+				break;
+			fr_hook_stalled();
+			continue;
+		}
+		stalls = 0;
 		done = stop;
 	}
 	fr_mmu_notifier_end(&range);

@@ -83,3 +83,17 @@ void fr_hook_prepared(void)
 		pr_warn("hold_after_prepare: nobody released the hold in 10 s\n");
 	atomic_set(&hold_after_prepare, FR_HOLD_OFF);
 }
+
+static atomic_t prepare_retries = ATOMIC_INIT(0);
+
+static const struct kernel_param_ops fr_count_ops = {
+	.get = fr_param_get,
+};
+module_param_cb(prepare_retries, &fr_count_ops, &prepare_retries, 0400);
+MODULE_PARM_DESC(prepare_retries,
+		 "passes that stalled and were prepared again (tests only)");
+
+void fr_hook_stalled(void)
+{
+	atomic_inc(&prepare_retries);
+}

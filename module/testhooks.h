@@ -18,6 +18,8 @@ bool fr_hook_table_alloc_fails(void);
  * and goes on when 0 is written (or after 10 s).
  */
 void fr_hook_prepared(void);
+/* prepare_retries: how often a pass stalled and the move prepared again. */
+void fr_hook_stalled(void);
 #else
 static inline bool fr_hook_table_alloc_fails(void)
 {
@@ -25,6 +27,10 @@ static inline bool fr_hook_table_alloc_fails(void)
 }
 
 static inline void fr_hook_prepared(void)
+{
+}
+
+static inline void fr_hook_stalled(void)
 {
 }
 #endif
