@@ -285,7 +285,12 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
 
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
 		return;
-	old_ptl = pte_lockptr(m->mm, old_pmd);
+	/*
+	 * The lock of the table we read, as __pte_offset_map_lock() takes
+	 * it: the live entry may have changed since (a retraction), and its
+	 * lock would then be another table's.
+	 */
+	old_ptl = pte_lockptr(m->mm, &pmdval);
 	spin_lock(old_ptl);
 	/* The table may have been retracted before we took its lock. */
 	if (!pmd_same(pmdval, READ_ONCE(*old_pmd))) {
@@ -458,7 +463,10 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * walk the moved tables through stale paging-structure
 		 * caches. That is safe while nothing can free, reuse or
 		 * write-protect those pages or tables, and that holds until
-		 * the rmap locks below are dropped: page faults, madvise,
+		 * the rmap locks below are dropped: page faults need
+		 * mmap_lock or, on per-VMA-lock kernels (6.4+), the faulting
+		 * VMA's read lock, which vma_start_write() on both VMAs
+		 * (remap.c) excludes until mmap_lock is released; madvise,
 		 * munmap, mprotect, khugepaged collapse, KSM, NUMA hinting
 		 * and /proc walkers all need mmap_lock, held for write;
 		 * reclaim, migration, folio_mkclean(), truncation and
