@@ -62,7 +62,7 @@ fi
 # KASAN, lockdep and DEBUG_PAGEALLOC make the debug lane's kernel several
 # times slower under emulation.
 limit=600
-[ "$suite" = "$FR_DEBUG_SUITE" ] && limit=7200
+fr_is_debug "$suite" && limit=7200
 # panic=-1 with -no-reboot: a panic ends QEMU at once instead of hanging.
 boot() {
 	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" qemu-system-x86_64 \
@@ -74,9 +74,11 @@ boot() {
 boot
 # Under TCG a guest rarely dies in early boot while the kernel patches its
 # own text ("Oops: int3"), before any module or test ran. Such a guest is
-# booted once more (its log kept beside); one that died later is not.
-if ! grep -q '^FR-KERNEL ' "$log"; then
-	mv "$log" "$log.first-boot"
-	fr_log "$suite: the guest died before its init ran; booting once more (first log: $log.first-boot)"
+# booted again, twice at most (each such log kept beside); one that died
+# later is not.
+for try in 2 3; do
+	grep -q '^FR-KERNEL ' "$log" && break
+	mv "$log" "$log.boot$((try - 1))"
+	fr_log "$suite: the guest died before its init ran; boot $try (log of the last: $log.boot$((try - 1)))"
 	boot
-fi
+done
