@@ -92,7 +92,7 @@ int main(void)
 		return tap_done();
 	}
 
-	memfd = memfd_create("fr_race", 0);
+	memfd = memfd_create("fr_retract", 0);
 	if (!tap_ok(memfd >= 0 && ftruncate(memfd, SZ_4M) == 0, "memfd of 4 MiB"))
 		return tap_done();
 	/*
