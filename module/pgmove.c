@@ -340,6 +340,7 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 			     unsigned long old_addr, unsigned long old_end,
 			     unsigned long new_addr)
 {
+	unsigned long budget = fr_hook_pass_budget(FR_PASS_BUDGET);
 	unsigned long extent, cost = 0;
 	pud_t *old_pud, *new_pud;
 	pmd_t *old_pmd, *new_pmd;
@@ -351,7 +352,7 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 		 * (see FR_PASS_BUDGET); FR_MOVE then stops at the same place.
 		 */
 		m->spent += cost;
-		if (mode == FR_PREPARE && m->spent >= FR_PASS_BUDGET)
+		if (mode == FR_PREPARE && m->spent >= budget)
 			return old_addr;
 		cost = 1;
 		/* Sleeping is allowed here: only rwsems are held between extents. */

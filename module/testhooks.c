@@ -97,3 +97,16 @@ void fr_hook_stalled(void)
 {
 	atomic_inc(&prepare_retries);
 }
+
+/* Lets a test compare bounded and unbounded passes in one boot. */
+static unsigned long pass_budget;
+module_param(pass_budget, ulong, 0600);
+MODULE_PARM_DESC(pass_budget,
+		 "units of work per pass, 0 for the built-in bound (tests only)");
+
+unsigned long fr_hook_pass_budget(unsigned long dflt)
+{
+	unsigned long n = READ_ONCE(pass_budget);
+
+	return n ? n : dflt;
+}
