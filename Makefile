@@ -15,7 +15,7 @@ TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
 
 # In-VM test programs are static: the guest has no libc of its own.
 VM_TESTS := $(filter-out \#%,$(shell grep -v '^\#' tests/vm-tests))
-HOST_TESTS := t_ibt_unit t_lib
+HOST_TESTS := t_ibt_unit t_lib t_preload
 
 # libfastremap, the LD_PRELOAD shim, fastremapctl, the pkg-config file and
 # the man pages are built by userspace/Makefile, into $(BUILD)/userspace.

@@ -17,7 +17,7 @@ if [ ! -r "$FR_BUILD/$suite/fastremap.ko" ] || [ ! -r "$FR_BUILD/$suite/kver" ];
 fi
 
 # The shim, and the selftests (dynamic, linked against the host's glibc).
-make -C "$FR_TOP/userspace" --no-print-directory BUILD="$FR_BUILD/userspace" >"$FR_BUILD/$suite/selftests-make.log" 2>&1 ||
+make -C "$FR_TOP/userspace" --no-print-directory WERROR=1 BUILD="$FR_BUILD/userspace" >"$FR_BUILD/$suite/selftests-make.log" 2>&1 ||
 	{ tail -n 30 "$FR_BUILD/$suite/selftests-make.log" >&2; fr_die "building userspace failed"; }
 shim=$(find "$FR_BUILD/userspace" -name libfastremap-preload.so -type f | head -n 1)
 [ -n "$shim" ] || fr_die "no libfastremap-preload.so under $FR_BUILD/userspace"
