@@ -32,6 +32,11 @@ $(LIBFR): FORCE
 userspace: $(LIBFR)
 	$(USERSPACE)
 
+# tests/t_preload runs the shim from the build tree.
+SHIM := $(BUILD)/userspace/libfastremap-preload.so
+$(SHIM): $(LIBFR) FORCE
+	$(USERSPACE) $(abspath $@)
+
 # The module builds against the running kernel's headers when they exist;
 # a machine without them (such as a build host) skips it with a note.
 module:
@@ -41,7 +46,7 @@ module:
 		echo "note: no kernel headers at $(KDIR): module not built (set KDIR=...)"; \
 	fi
 
-tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS))
+tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS)) $(SHIM)
 
 $(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h uapi/linux/fastremap.h module/ibt.h
 	@mkdir -p $(@D)
