@@ -46,6 +46,10 @@ for f in $(for b in "$extra"/selftests/mremap_* "$extra/selftests/t_preload" "$s
 	mkdir -p "$extra$(dirname "$f")"
 	cp -L "$f" "$extra$f"
 done
+# pthread_cancel() loads libgcc_s.so.1 to unwind (t_preload cancels a
+# thread): next to the libc ldd named, where ld.so looks.
+libc=$(ldd "$extra/selftests/t_preload" | awk '$1 == "libc.so.6" { print $3 }')
+cp -L "$(gcc -print-file-name=libgcc_s.so.1)" "$extra$(dirname "$libc")/libgcc_s.so.1"
 cp "$FR_TOP/tests/guest/t_selftests" "$bindir/t_selftests"
 chmod 755 "$bindir/t_selftests"
 
