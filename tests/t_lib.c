@@ -498,6 +498,18 @@ static const char *s_multi_vma(char *ar, struct args *a)
 	return e;
 }
 
+/*
+ * A shrinking FIXED move whose kept part spans two VMAs: 6.x's mremap(2)
+ * unmaps the destination and the source's tail, then fails.
+ */
+static const char *s_fixed_shrink_multi(char *ar, struct args *a)
+{
+	const char *e = s_fixed_shrink(ar, a);
+
+	mprotect(ar + 1 * MIB, 4 * KIB, PROT_READ);
+	return e;
+}
+
 static const char *s_ksm(char *ar, struct args *a)
 {
 	const char *e = src_at(ar, a, 0, 4 * MIB);
@@ -655,6 +667,7 @@ static const struct tcase cases[] = {
 	{ "old_size 0 duplicates a shared mapping", s_dup_shared, E_DECLINED, -1, -1, 0 },
 	/* 6.x: the module answers EFAULT; 7.x moves several VMAs: declined. */
 	{ "source spanning three VMAs (FIXED)", s_multi_vma, E_ANY, -1, -1, 0 },
+	{ "shrink 8 -> 4 MiB (FIXED), the kept part spanning VMAs", s_fixed_shrink_multi, E_ANY, -1, -1, 0 },
 	{ "KSM-mergeable source", s_ksm, E_DECLINED, -1, -1, 0 },
 	{ "growth of mlocked memory", s_mlocked_grow, E_DECLINED, -1, -1, 0 },
 	/*
