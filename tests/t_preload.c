@@ -264,7 +264,6 @@ static int broken_pipe(void)
 int main(int argc, char **argv)
 {
 	static char def[PATH_MAX + 64];
-	char tmpl[] = "/tmp/t_preload.XXXXXX";
 	ssize_t l;
 	int st, fd;
 
@@ -300,7 +299,7 @@ int main(int argc, char **argv)
 		return tap_done();
 
 	/* The control: under these conditions the shim does write its log. */
-	fd = mkstemp(tmpl);
+	fd = memfd_create("t_preload-stderr", 0);
 	st = run("--move", fd, 1);
 	{
 		char buf[512] = "";
@@ -310,7 +309,6 @@ int main(int argc, char **argv)
 		       "control: the shim is loaded and logs the call (%s)", describe(st));
 	}
 	close(fd);
-	unlink(tmpl);
 
 	st = run("--cancel", -1, 0);
 	tap_ok(exited0(st), "a pending deferred cancel does not act inside mremap() (%s%s)",
