@@ -15,7 +15,7 @@ TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
 
 # In-VM test programs are static: the guest has no libc of its own.
 VM_TESTS := $(filter-out \#%,$(shell grep -v '^\#' tests/vm-tests))
-HOST_TESTS := t_ibt_unit t_lib
+HOST_TESTS := t_ibt_unit t_lib t_preload
 
 # libfastremap, the LD_PRELOAD shim, fastremapctl, the pkg-config file and
 # the man pages are built by userspace/Makefile, into $(BUILD)/userspace.
@@ -32,6 +32,11 @@ $(LIBFR): FORCE
 userspace: $(LIBFR)
 	$(USERSPACE)
 
+# tests/t_preload runs the shim from the build tree.
+SHIM := $(BUILD)/userspace/libfastremap-preload.so
+$(SHIM): $(LIBFR) FORCE
+	$(USERSPACE) $(abspath $@)
+
 # The module builds against the running kernel's headers when they exist;
 # a machine without them (such as a build host) skips it with a note.
 module:
@@ -41,7 +46,7 @@ module:
 		echo "note: no kernel headers at $(KDIR): module not built (set KDIR=...)"; \
 	fi
 
-tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS))
+tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS)) $(SHIM)
 
 $(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h uapi/linux/fastremap.h module/ibt.h
 	@mkdir -p $(@D)

@@ -11,6 +11,7 @@ pkgs=(
 	mmdebstrap dkms
 	gnuplot-nox man-db groff-base
 	linux-source-6.1 xz-utils
+	gcc-multilib
 )
 
 fr_apt_install "${pkgs[@]}"

@@ -17,11 +17,16 @@ if [ ! -r "$FR_BUILD/$suite/fastremap.ko" ] || [ ! -r "$FR_BUILD/$suite/kver" ];
 fi
 
 # The shim, and the selftests (dynamic, linked against the host's glibc).
-make -C "$FR_TOP/userspace" --no-print-directory BUILD="$FR_BUILD/userspace" >"$FR_BUILD/$suite/selftests-make.log" 2>&1 ||
+make -C "$FR_TOP/userspace" --no-print-directory WERROR=1 BUILD="$FR_BUILD/userspace" >"$FR_BUILD/$suite/selftests-make.log" 2>&1 ||
 	{ tail -n 30 "$FR_BUILD/$suite/selftests-make.log" >&2; fr_die "building userspace failed"; }
 shim=$(find "$FR_BUILD/userspace" -name libfastremap-preload.so -type f | head -n 1)
 [ -n "$shim" ] || fr_die "no libfastremap-preload.so under $FR_BUILD/userspace"
 "$FR_TOP/scripts/selftests.sh" "$suite" "$out/bin" >&2
+# t_preload: the shim in a program of our own (cancellation, SIGPIPE, and
+# set-user-ID copies under /etc/ld.so.preload in the guest).
+make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" "$FR_BUILD/bin/t_preload" \
+	>>"$FR_BUILD/$suite/selftests-make.log" 2>&1 ||
+	{ tail -n 30 "$FR_BUILD/$suite/selftests-make.log" >&2; fr_die "building t_preload failed"; }
 
 # The extra initramfs tree: loader, the libraries ldd names, shim, tests.
 extra="$out/extra" bindir="$out/vmbin"
@@ -32,14 +37,19 @@ for t in $tests; do
 	cp "$out/bin/$t" "$extra/selftests/"
 done
 printf '%s\n' mremap_test mremap_dontunmap >"$extra/selftests/ORDER"
+cp "$FR_BUILD/bin/t_preload" "$extra/selftests/"
 cp "$shim" "$extra/lib/libfastremap-preload.so"
-for f in $(for b in "$extra"/selftests/mremap_* "$shim"; do ldd "$b"; done |
+for f in $(for b in "$extra"/selftests/mremap_* "$extra/selftests/t_preload" "$shim"; do ldd "$b"; done |
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u); do
 	# Each at the path ldd gave (for the loader, /lib64/..., its target
 	# copied in place of the symlink), so ld.so's built-in paths find them.
 	mkdir -p "$extra$(dirname "$f")"
 	cp -L "$f" "$extra$f"
 done
+# pthread_cancel() loads libgcc_s.so.1 to unwind (t_preload cancels a
+# thread): next to the libc ldd named, where ld.so looks.
+libc=$(ldd "$extra/selftests/t_preload" | awk '$1 == "libc.so.6" { print $3 }')
+cp -L "$(gcc -print-file-name=libgcc_s.so.1)" "$extra$(dirname "$libc")/libgcc_s.so.1"
 cp "$FR_TOP/tests/guest/t_selftests" "$bindir/t_selftests"
 chmod 755 "$bindir/t_selftests"
 

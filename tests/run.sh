@@ -11,7 +11,7 @@ set -uo pipefail
 VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
 # Host tests: programs in build/bin, or scripts in scripts/ or userspace/tests/
 # ("none" for none).
-HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib checkpatch-test.sh install-test.sh"}
+HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
 [ "$HOST_TESTS" = none ] && HOST_TESTS=
 
 results="$FR_BUILD/results"
@@ -73,7 +73,8 @@ finish_suite() { # finish_suite NAME
 summary=()
 reports=()
 fr_log "building userspace and test programs"
-if ! make -C "$FR_TOP" --no-print-directory tests >"$results/build-tests.log" 2>&1; then
+# WERROR=1: warnings fail the project's own build (not a packager's; see userspace/Makefile).
+if ! make -C "$FR_TOP" --no-print-directory WERROR=1 tests >"$results/build-tests.log" 2>&1; then
 	tail -n 30 "$results/build-tests.log"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -85,7 +86,7 @@ s_pass=0 s_fail=0 s_skip=0
 for t in $HOST_TESTS; do
 	echo "# host/$t"
 	case $t in
-	install-test.sh) "$FR_TOP/userspace/tests/$t" ;;
+	install-test.sh | build-test.sh) "$FR_TOP/userspace/tests/$t" ;;
 	*.sh) "$FR_TOP/scripts/$t" ;;
 	*) "$bindir/$t" ;;
 	esac | tee "$results/host-$t.tap"

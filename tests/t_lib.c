@@ -7,21 +7,30 @@
  * mapping: the same success or errno, the same data, the same mappings.
  * Also: the handshake, FASTREMAP_NO_FALLBACK and FASTREMAP_MREMAP_ONLY,
  * errno left alone on success, threads racing on the lazy open, fork(),
- * and a caller that closes or reuses the library's descriptor.
+ * a caller that closes or reuses the library's descriptor, a seccomp
+ * sandbox installed after the first call, a thread with a cancel pending,
+ * and a descriptor limit that leaves only 0, 1 or 2 free.
  *
  * Linked with the static library: build/userspace/libfastremap.a.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include "fastremap.h"
 #include "tap.h"
 
@@ -43,7 +52,7 @@ static const char *reason_name(int r)
 {
 	static const char *const names[] = {
 		"NONE", "NO_DEVICE", "NO_ACCESS", "OPEN_FAILED", "ABI",
-		"DECLINED", "FLAGS", "CALLER", "FD_LOST",
+		"DECLINED", "FLAGS", "CALLER", "FD_LOST", "IOCTL_ERROR",
 	};
 
 	return r >= 0 && r < (int)(sizeof(names) / sizeof(names[0])) ?
@@ -249,6 +258,7 @@ enum expect {
 	E_MOVE,		/* module world: the module moved entries */
 	E_MODULE,	/* module world: the module answered */
 	E_DECLINED,	/* module world: declined, mremap(2) answered */
+	E_IOCTL,	/* module world: the module failed a FIXED call, mremap(2) answered */
 	E_FLAGS,	/* any world: flags unknown to the module */
 	E_ANY,		/* module world: either */
 };
@@ -270,6 +280,10 @@ static int path_ok(enum expect e, const struct fastremap_stats *st)
 		return !st->used_module &&
 		       st->reason == FASTREMAP_REASON_DECLINED &&
 		       st->reason_errno == EOPNOTSUPP;
+	case E_IOCTL:
+		return !st->used_module &&
+		       st->reason == FASTREMAP_REASON_IOCTL_ERROR &&
+		       st->reason_errno != 0;
 	default:
 		return 1;
 	}
@@ -484,6 +498,18 @@ static const char *s_multi_vma(char *ar, struct args *a)
 	return e;
 }
 
+/*
+ * A shrinking FIXED move whose kept part spans two VMAs: 6.x's mremap(2)
+ * unmaps the destination and the source's tail, then fails.
+ */
+static const char *s_fixed_shrink_multi(char *ar, struct args *a)
+{
+	const char *e = s_fixed_shrink(ar, a);
+
+	mprotect(ar + 1 * MIB, 4 * KIB, PROT_READ);
+	return e;
+}
+
 static const char *s_ksm(char *ar, struct args *a)
 {
 	const char *e = src_at(ar, a, 0, 4 * MIB);
@@ -641,21 +667,26 @@ static const struct tcase cases[] = {
 	{ "old_size 0 duplicates a shared mapping", s_dup_shared, E_DECLINED, -1, -1, 0 },
 	/* 6.x: the module answers EFAULT; 7.x moves several VMAs: declined. */
 	{ "source spanning three VMAs (FIXED)", s_multi_vma, E_ANY, -1, -1, 0 },
+	{ "shrink 8 -> 4 MiB (FIXED), the kept part spanning VMAs", s_fixed_shrink_multi, E_ANY, -1, -1, 0 },
 	{ "KSM-mergeable source", s_ksm, E_DECLINED, -1, -1, 0 },
 	{ "growth of mlocked memory", s_mlocked_grow, E_DECLINED, -1, -1, 0 },
-	{ "old address not page-aligned -> EINVAL", s_bad_old_align, E_MODULE, -1, -1, 0 },
+	/*
+	 * Failed FIXED calls: the module changes nothing, mremap(2) may have
+	 * unmapped the destination first; the library asks mremap(2) too.
+	 */
+	{ "old address not page-aligned -> EINVAL", s_bad_old_align, E_IOCTL, -1, -1, 0 },
 	{ "an mremap flag the module does not know -> EINVAL", s_unknown_flag, E_FLAGS, -1, -1, 0 },
-	{ "FIXED without MAYMOVE -> EINVAL", s_fixed_no_maymove, E_MODULE, -1, -1, 0 },
-	{ "new_size 0 -> EINVAL", s_new_size_zero, E_MODULE, -1, -1, 0 },
-	{ "unmapped source -> EFAULT", s_unmapped_src, E_MODULE, -1, -1, 0 },
+	{ "FIXED without MAYMOVE -> EINVAL", s_fixed_no_maymove, E_IOCTL, -1, -1, 0 },
+	{ "new_size 0 -> EINVAL", s_new_size_zero, E_IOCTL, -1, -1, 0 },
+	{ "unmapped source -> EFAULT", s_unmapped_src, E_IOCTL, -1, -1, 0 },
 	{ "old_size beyond the source VMA", s_beyond_vma, E_ANY, -1, -1, 0 },
-	{ "FIXED destination overlapping the source -> EINVAL", s_overlap, E_MODULE, -1, -1, 0 },
-	{ "FIXED destination not page-aligned -> EINVAL", s_new_misaligned, E_MODULE, -1, -1, 0 },
-	{ "FIXED destination beyond TASK_SIZE -> EINVAL", s_new_beyond_task, E_MODULE, -1, -1, 0 },
+	{ "FIXED destination overlapping the source -> EINVAL", s_overlap, E_IOCTL, -1, -1, 0 },
+	{ "FIXED destination not page-aligned -> EINVAL", s_new_misaligned, E_IOCTL, -1, -1, 0 },
+	{ "FIXED destination beyond TASK_SIZE -> EINVAL", s_new_beyond_task, E_IOCTL, -1, -1, 0 },
 	{ "DONTUNMAP with different sizes -> EINVAL", s_dontunmap_sizes, E_MODULE, -1, -1, 0 },
 	{ "DONTUNMAP without MAYMOVE -> EINVAL", s_dontunmap_nomove, E_MODULE, -1, -1, 0 },
 	{ "old_size 0 on a private mapping -> EINVAL", s_dup_private, E_MODULE, -1, -1, 0 },
-	{ "sealed source -> EPERM", s_sealed, E_MODULE, -1, -1, 0 },
+	{ "sealed source -> EPERM", s_sealed, E_IOCTL, -1, -1, 0 },
 };
 
 /* One world's outcome of one case. */
@@ -772,19 +803,37 @@ static void run_case(const struct tcase *c)
 		       "%s: stays where it is", c->name);
 	tap_ok(data_ok(&A) && data_ok(&B) && data_ok(&C),
 	       "%s: data moved intact, growth reads zero", c->name);
-	if (B.ok || !module_world) {
+	/*
+	 * Failed calls too: mremap(2) may unmap a FIXED destination (and a
+	 * shrinking move's tail) before it fails, and the library then leaves
+	 * memory as mremap(2) does.
+	 */
+	{
 		int same = sig_eq(&A.after, &B.after) && sig_eq(&C.after, &B.after);
 
-		tap_ok(same, "%s: the same mappings as mremap(2) leaves", c->name);
+		tap_ok(same, "%s: the same mappings as mremap(2) leaves%s", c->name,
+		       B.ok ? "" : ", after the failure");
 		if (!same) {
+			sig_diag("before", &B.before);
 			sig_diag("mremap(2)", &B.after);
 			sig_diag("fastremap()", &A.after);
 			sig_diag("fastremap_remap()", &C.after);
 		}
-	} else if (st.used_module) {
-		/* The module checks everything before changing anything. */
-		tap_ok(sig_eq(&A.before, &A.after) && sig_eq(&C.before, &C.after),
-		       "%s: the failed call changed nothing", c->name);
+	}
+	if (!B.ok && module_world &&
+	    (st.used_module || st.reason == FASTREMAP_REASON_IOCTL_ERROR)) {
+		/* The module alone checks everything before changing anything. */
+		struct outcome D;
+
+		prepare(c, &D);
+		r = fastremap_remap(D.a.old, D.a.old_size, D.a.new_size, D.a.flags,
+				    D.a.new_addr, FASTREMAP_NO_FALLBACK, NULL, &res);
+		sig_take(&D.after, D.arena, ARENA);
+		tap_ok(r == -B.err && sig_eq(&D.before, &D.after),
+		       "%s: the module alone (NO_FALLBACK) fails with %s and changes "
+		       "nothing (got %s)", c->name, strerrorname_np(B.err),
+		       r ? strerrorname_np((int)-r) : "0");
+		cleanup(&D);
 	}
 	tap_ok(st.size == sizeof(st) && path_ok(c->expect, &st),
 	       "%s: %s", c->name, module_world ? "the path expected with the module" :
@@ -859,8 +908,8 @@ static void test_misc_api(void)
 	int distinct = 1;
 
 	tap_ok(v && *v >= '0' && *v <= '9', "fastremap_version(): \"%s\"", v ? v : "(null)");
-	for (int a = 0; a <= FASTREMAP_REASON_FD_LOST; a++)
-		for (int b = a + 1; b <= FASTREMAP_REASON_FD_LOST; b++)
+	for (int a = 0; a <= FASTREMAP_REASON_IOCTL_ERROR; a++)
+		for (int b = a + 1; b <= FASTREMAP_REASON_IOCTL_ERROR; b++)
 			distinct &= strcmp(fastremap_strreason(a),
 					   fastremap_strreason(b)) != 0;
 	tap_ok(distinct, "fastremap_strreason(): one text per reason");
@@ -1232,8 +1281,294 @@ static void test_stolen_fd(void)
 	munmap(src, 4 * MIB);
 }
 
-int main(void)
+/* ---- sandboxes, cancellation, descriptor limits ---- */
+
+#if defined(__x86_64__)
+#define T_AUDIT_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__i386__)
+#define T_AUDIT_ARCH	AUDIT_ARCH_I386
+#elif defined(__aarch64__)
+#define T_AUDIT_ARCH	AUDIT_ARCH_AARCH64
+#else
+#error "t_lib: add this architecture's AUDIT_ARCH_*"
+#endif
+
+/*
+ * Installs a seccomp filter: system call @nr fails with @err (0: "succeeds"
+ * without running), or, with @flags_bit, only when argument 2 lacks that
+ * bit. Returns 0 on success.
+ */
+static int seccomp_deny(int nr, int err, unsigned int flags_bit)
 {
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, T_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* The low 32 bits of args[2] (little-endian targets). */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, flags_bit, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned int)err & SECCOMP_RET_DATA)),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (!flags_bit) {
+		/* Unconditional: jump straight to the ERRNO return. */
+		f[4] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						    (unsigned int)nr, 4, 0);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/* A FIXED move through the library, checked; the stats in *st. 0 if right. */
+static int lib_move(struct fastremap_stats *st)
+{
+	char *src, *dst;
+	void *res = NULL;
+
+	if (!two_ranges(&src, &dst))
+		return 1;
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	if (fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    dst, 0, st, &res))
+		return 2;
+	if (res != dst || bad_words(dst, 4 * MIB) ||
+	    msync(src, 4096, MS_ASYNC) != -1 || errno != ENOMEM)
+		return 3;
+	res = fastremap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED, src);
+	if (res != src || bad_words(src, 4 * MIB))
+		return 4;
+	munmap(src, 4 * MIB);
+	return 0;
+}
+
+/* The path a call takes once ioctl(2) answers @err: 0 if as expected. */
+static int sandboxed_path_ok(const struct fastremap_stats *st, int err)
+{
+	if (!module_world)
+		return !st->used_module && st->reason == fallback_reason ? 0 : 5;
+	return !st->used_module && st->reason == FASTREMAP_REASON_IOCTL_ERROR &&
+	       st->reason_errno == err ? 0 : 6;
+}
+
+static int sandbox_err;
+
+/*
+ * After a first call (which takes the module where there is one), the
+ * process sandboxes itself: ioctl(2) fails with sandbox_err. mremap(2)
+ * still works, so the library must too, here and in a child forked after.
+ */
+static int sandbox_child(void)
+{
+	struct fastremap_stats st;
+	int rc, status;
+	pid_t pid;
+
+	rc = lib_move(&st);
+	if (rc)
+		return 10 + rc;
+	if (!path_ok(E_MOVE, &st))
+		return 20;
+	if (seccomp_deny(SYS_ioctl, sandbox_err, 0))
+		return 21;
+	rc = lib_move(&st);
+	if (rc)
+		return 30 + rc;
+	rc = sandboxed_path_ok(&st, sandbox_err);
+	if (rc)
+		return 40 + rc;
+	pid = fork();
+	if (pid == 0) {
+		rc = lib_move(&st);
+		_exit(rc ? 50 + rc : sandboxed_path_ok(&st, sandbox_err) ? 60 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 70;
+	return WEXITSTATUS(status);
+}
+
+static int run_child(int (*fn)(void));
+
+static void test_sandbox(void)
+{
+	static const int errs[] = { ENOSYS, EPERM, EACCES, EINVAL, 0 };
+
+	for (size_t k = 0; k < sizeof(errs) / sizeof(errs[0]); k++) {
+		int rc;
+
+		sandbox_err = errs[k];
+		rc = run_child(sandbox_child);
+		tap_ok(rc == 0, "seccomp after the first call, ioctl(2) -> %s: FIXED moves "
+		       "still right, %s, and in a forked child (exit %d)",
+		       errs[k] ? strerrorname_np(errs[k]) : "0 without running",
+		       module_world ? "through mremap(2), reason IOCTL_ERROR" :
+		       "through mremap(2)", rc);
+	}
+}
+
+/* The exec'd children below start with the library untouched. */
+static char self_exe[PATH_MAX];
+
+static int run_fresh(const char *mode)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(self_exe, self_exe, mode, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return 1000 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static volatile int cancel_returned;
+
+static void *cancel_thread(void *arg)
+{
+	char **r = arg;
+	void *res;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_cancel(pthread_self());
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	/* The first call: the library opens the device here. */
+	res = fastremap(r[0], 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED, r[1]);
+	cancel_returned = res == r[1] && bad_words(r[1], 4 * MIB) == 0 ? 1 : 2;
+	pthread_testcancel();
+	cancel_returned = 3;
+	return NULL;
+}
+
+/* Fresh: a pending deferred cancel does not act inside fastremap(). */
+static int cancel_fresh(void)
+{
+	char *r[2];
+	pthread_t t;
+	void *ret;
+
+	if (!two_ranges(&r[0], &r[1]))
+		return 10;
+	if (pthread_create(&t, NULL, cancel_thread, r) || pthread_join(t, &ret))
+		return 11;
+	if (!cancel_returned)
+		return 12;	/* cancelled inside the call */
+	if (cancel_returned != 1)
+		return 13;
+	return ret == PTHREAD_CANCELED ? 0 : 14;
+}
+
+/* Fresh: the device is opened with O_NOCTTY (other opens fail EXDEV). */
+static int noctty_fresh(void)
+{
+	struct fastremap_stats st;
+	int rc;
+
+	if (seccomp_deny(SYS_openat, EXDEV, O_NOCTTY))
+		return 10;
+	rc = lib_move(&st);
+	if (rc)
+		return 20 + rc;
+	if (st.reason == FASTREMAP_REASON_OPEN_FAILED && st.reason_errno == EXDEV)
+		return 30;	/* opened without O_NOCTTY */
+	return path_ok(E_MOVE, &st) ? 0 : 31;
+}
+
+/*
+ * Fresh, module world: ioctl(2) "succeeds" without running. The handshake
+ * is then no answer: reason ABI with ENOTTY, not whatever errno held.
+ */
+static int handshake_fresh(void)
+{
+	struct fastremap_abi_info ai;
+	struct fastremap_stats st;
+	int rc;
+
+	if (seccomp_deny(SYS_ioctl, 0, 0))
+		return 10;
+	errno = ESRCH;
+	rc = lib_move(&st);
+	if (rc)
+		return 20 + rc;
+	if (st.used_module || st.reason != FASTREMAP_REASON_ABI)
+		return 30;
+	if (st.reason_errno != ENOTTY)
+		return st.reason_errno == ESRCH ? 31 : 32;
+	memset(&ai, 0, sizeof(ai));
+	ai.size = sizeof(ai);
+	return fastremap_info(&ai) == -ENOTTY ? 0 : 33;
+}
+
+static void test_fresh_children(void)
+{
+	int rc;
+
+	rc = run_fresh("--cancel-child");
+	tap_ok(rc == 0, "a thread with a deferred cancel pending returns from its first "
+	       "fastremap() (exit %d%s)", rc, rc == 12 ? ": cancelled inside" : "");
+	rc = run_fresh("--noctty-child");
+	tap_ok(rc == 0, "the device is opened with O_NOCTTY (exit %d)", rc);
+	if (module_world) {
+		rc = run_fresh("--handshake-child");
+		tap_ok(rc == 0, "an ioctl(2) that 'succeeds' without the module: reason ABI, "
+		       "errno ENOTTY, not a stale one (exit %d)", rc);
+	} else {
+		tap_skip_test("no device", "an ioctl(2) that 'succeeds' without the module");
+	}
+}
+
+/*
+ * Only 0, 1 or 2 free below the descriptor limit: the library must not
+ * keep the device there, where the program's next open() of a standard
+ * stream belongs.
+ */
+static int fdlimit_child(void)
+{
+	struct rlimit rl = { 3, 3 };
+	struct fastremap_stats st;
+	int fd = -1, rc;
+
+	/* Make the library open again: its descriptor is gone. */
+	if (device_fds(&fd) == 1)
+		close(fd);
+	close(0);
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 10;
+	rc = lib_move(&st);
+	if (rc)
+		return 20 + rc;
+	if (fcntl(0, F_GETFD) != -1 || errno != EBADF)
+		return 30;	/* the device kept on 0 */
+	if (st.used_module || st.reason != FASTREMAP_REASON_OPEN_FAILED)
+		return 31;
+	return 0;
+}
+
+static void test_fd_limit(void)
+{
+	int rc;
+
+	if (!module_world) {
+		tap_skip_test("no device", "descriptor limit: the device is never kept on 0");
+		return;
+	}
+	rc = run_child(fdlimit_child);
+	tap_ok(rc == 0, "descriptor limit with only 0 free: the device is not kept "
+	       "there, the call falls back (exit %d)", rc);
+}
+
+int main(int argc, char **argv)
+{
+	ssize_t l;
 	int fd;
 
 	/* Which world: decided without the library, which must stay unused here. */
@@ -1246,6 +1581,16 @@ int main(void)
 				  FASTREMAP_REASON_NO_ACCESS :
 				  FASTREMAP_REASON_NO_DEVICE;
 	}
+	/* The exec'd children: the library untouched until here. */
+	if (argc > 1 && !strcmp(argv[1], "--cancel-child"))
+		return cancel_fresh();
+	if (argc > 1 && !strcmp(argv[1], "--noctty-child"))
+		return noctty_fresh();
+	if (argc > 1 && !strcmp(argv[1], "--handshake-child"))
+		return handshake_fresh();
+	l = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	self_exe[l > 0 ? l : 0] = 0;
+
 	tap_diag("world: %s", module_world ? "module loaded, device usable: fast path" :
 		 fallback_reason == FASTREMAP_REASON_NO_DEVICE ?
 		 "no device: mremap(2) fallback" : "device not accessible: fallback");
@@ -1263,5 +1608,8 @@ int main(void)
 	test_fallback_control();
 	test_fork();
 	test_stolen_fd();
+	test_sandbox();
+	test_fresh_children();
+	test_fd_limit();
 	return tap_done();
 }

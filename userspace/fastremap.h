@@ -48,6 +48,7 @@ enum fastremap_reason {
 	FASTREMAP_REASON_FLAGS,		/* mremap flags the module does not know */
 	FASTREMAP_REASON_CALLER,	/* FASTREMAP_MREMAP_ONLY was passed */
 	FASTREMAP_REASON_FD_LOST,	/* our descriptor vanished during the call */
+	FASTREMAP_REASON_IOCTL_ERROR	/* the remap ioctl failed: reason_errno */
 };
 
 /*

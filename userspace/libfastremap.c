@@ -5,11 +5,15 @@
  *
  * The device descriptor. The library opens /dev/fastremap lazily, on the
  * first call that needs it, with O_CLOEXEC, and keeps it for the life of
- * the process. Its state is one atomic word: the descriptor and the
- * device number it was opened on, or "not tried yet", or "unavailable"
- * with the reason. Threads racing on the first call each open the device;
- * one publishes its descriptor with a compare-and-swap and the others
- * close theirs. There is no lock, so fork() can never inherit a held one.
+ * the process. Its state is one atomic 32-bit word (see fr_state below):
+ * "not tried yet", "unavailable", or the descriptor, with a generation
+ * count so that a thread acting on an old view of the word can never
+ * overwrite a newer one. 32-bit words are lock-free on every Linux
+ * target; 64-bit ones are not (armel, mips32, ppc32 reach them through
+ * libatomic, which takes locks), and a lock would break the promise below.
+ * Threads racing on the first call each open the device; one publishes
+ * its descriptor with a compare-and-swap and the others close theirs.
+ * There is no lock, so fork() can never inherit a held one.
  *
  * After fork() the child shares the descriptor (the same open file). That
  * is correct: FASTREMAP_IOC_REMAP acts on the memory of the process that
@@ -19,17 +23,25 @@
  * do not inherit it.
  *
  * The descriptor is a number in the caller's table, which the caller may
- * close or replace by mistake. Before each use the library fstat()s it
- * and checks it is still a character device with the number it opened;
+ * close or replace by mistake. Before each use the library checks with
+ * statx(2) that it is still a character device with the number it opened;
  * if not, it forgets the number (never closing it: it is the caller's now)
- * and opens the device again. A descriptor below 3 is moved above 2, so
- * a program that starts with stdin, stdout or stderr closed and reopens
- * them gets the numbers it expects.
+ * and opens the device again. A descriptor below 3 is moved above 2, or
+ * closed if it cannot be, so a program that starts with stdin, stdout or
+ * stderr closed and reopens them gets the numbers it expects.
  *
  * An unavailable device (missing, no access, an ABI we do not speak) is
- * remembered for one second, after which the next call tries again: a
- * module loaded after the process started is picked up without a restart,
- * and a process without the module pays one failed open(2) per second.
+ * remembered until the monotonic clock's next second, after which the
+ * next call tries again: a module loaded after the process started is
+ * picked up without a restart, and a process without the module pays at
+ * most one failed open(2) per second.
+ *
+ * Every system call is made with syscall(2), never through the C
+ * library's wrappers: open(), close(), write()... are thread cancellation
+ * points, mremap() is not, and a thread cancelled inside mremap() while
+ * holding its allocator's lock would leave that lock held.
+ * clock_gettime() is the exception: it is no cancellation point, and its
+ * vDSO path makes no system call at all.
  *
  * No call allocates memory, takes a lock or touches errno unless it
  * reports an error through it.
@@ -61,47 +73,122 @@ _Static_assert(sizeof(struct fastremap_abi_info) == FASTREMAP_ABI_INFO_SIZE_VER0
 _Static_assert(FASTREMAP_IOCTL_BIT_INFO == 1ULL << _IOC_NR(FASTREMAP_IOC_INFO) &&
 	       FASTREMAP_IOCTL_BIT_REMAP == 1ULL << _IOC_NR(FASTREMAP_IOC_REMAP),
 	       "ioctl bits");
+/* Async-signal safety: the state must never be reached through a lock. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2,
+	       "libfastremap needs lock-free 32-bit atomics on this target");
 
 /* The mremap(2) flags the module's ABI version 1 knows. */
 #define FR_KNOWN_MREMAP_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
 #define FR_KNOWN_FR_FLAGS	(FASTREMAP_NO_FALLBACK | FASTREMAP_MREMAP_ONLY)
 /* Structures passed in are at most a page, as the module's are. */
 #define FR_MAX_STRUCT_SIZE	4096u
-#define FR_RETRY_NS		1000000000LL
+/*
+ * Output fields are ignored on input and always written on success: a
+ * value the module never reports, to tell its success from a "success"
+ * that never reached it (a seccomp filter's SECCOMP_RET_ERRNO with 0).
+ */
+#define FR_UNWRITTEN		UINT64_MAX
 
 /*
- * The state word: the low 32 bits a descriptor (>= 0) or one of the
- * values below; the high 32 bits the device number of that descriptor
- * (major << 20 | minor, the kernel's own encoding), or, when unavailable,
- * the reason << 16 | errno.
+ * The state word. Its low 24 bits: FR_SLOT_UNKNOWN (not tried yet, or
+ * forgotten), FR_SLOT_UNAVAILABLE (see fr_why and fr_retry_at), or the
+ * descriptor + FR_SLOT_FD0 (see fr_dev). Its high 8 bits count the
+ * changes, so that a compare-and-swap from an old view fails even when
+ * the same descriptor number was published again meanwhile (without it,
+ * a thread that saw the caller close our number could forget the new
+ * descriptor another thread just opened under the same number, and leak
+ * it). A descriptor too large for 24 bits is not kept.
  */
-#define FR_FD_UNKNOWN		(-1)
-#define FR_FD_UNAVAILABLE	(-2)
-#define FR_STATE(fd, hi)	(((uint64_t)(uint32_t)(hi) << 32) | (uint32_t)(int32_t)(fd))
-#define FR_STATE_FD(s)		((int)(int32_t)(uint32_t)(s))
-#define FR_STATE_HI(s)		((uint32_t)((s) >> 32))
+#define FR_SLOT_UNKNOWN		0u
+#define FR_SLOT_UNAVAILABLE	1u
+#define FR_SLOT_FD0		2u
+#define FR_SLOT_MASK		0xffffffu
+#define FR_MAX_FD		((int)(FR_SLOT_MASK - FR_SLOT_FD0))
+#define FR_SLOT(s)		((s) & FR_SLOT_MASK)
+#define FR_FD(s)		((int)(FR_SLOT(s) - FR_SLOT_FD0))
 
-static _Atomic uint64_t fr_state = FR_STATE(FR_FD_UNKNOWN, 0);
-/* CLOCK_MONOTONIC time before which "unavailable" is believed. */
-static _Atomic int64_t fr_retry_at;
+static atomic_uint fr_state = FR_SLOT_UNKNOWN;
+/* The device number the published descriptor was opened on (fr_enc_dev). */
+static atomic_uint fr_dev;
+/* While unavailable: reason << 16 | errno, and the monotonic second to retry at. */
+static atomic_uint fr_why;
+static atomic_uint fr_retry_at;
 
 struct fr_why {
 	int reason;
 	int err;
 };
 
-static uint32_t fr_enc_dev(dev_t d)
+/* The state word that replaces @old with @slot. */
+static unsigned int fr_next(unsigned int old, unsigned int slot)
 {
-	return (uint32_t)((major(d) & 0xfff) << 20 | (minor(d) & 0xfffff));
+	return (((old >> 24) + 1u) << 24) | slot;
 }
 
-static int64_t fr_now(void)
+static uint32_t fr_enc_dev(uint32_t maj, uint32_t min)
+{
+	return (maj & 0xfff) << 20 | (min & 0xfffff);
+}
+
+/* The monotonic clock's seconds; wraps after 136 years, compared modulo. */
+static unsigned int fr_now_s(void)
 {
 	struct timespec t;
 
 	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &t))
 		return 0;
-	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+	return (unsigned int)t.tv_sec;
+}
+
+/* ---- system calls, made directly (see the top of this file) ---- */
+
+static long fr_sys_ret(long r)
+{
+	return r == -1 ? -errno : r;
+}
+
+static int fr_sys_open_device(void)
+{
+	return (int)fr_sys_ret(syscall(SYS_openat, AT_FDCWD, FASTREMAP_DEVICE,
+				       O_RDWR | O_CLOEXEC | O_NOCTTY));
+}
+
+static void fr_sys_close(int fd)
+{
+	syscall(SYS_close, fd);
+}
+
+static long fr_sys_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return fr_sys_ret(syscall(SYS_ioctl, fd, cmd, arg));
+}
+
+/*
+ * Whether @fd is a character device, and its device number: 1 and *dev
+ * set, 0 (not one), or a negative errno (-EBADF: no such descriptor).
+ * statx(2) has one layout on every architecture; where it is missing
+ * (kernels before 4.11) or filtered out, fstat() - no cancellation point.
+ */
+static int fr_chr_dev(int fd, uint32_t *dev)
+{
+	struct statx stx;
+	struct stat st;
+	long r;
+
+	r = fr_sys_ret(syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+			       STATX_TYPE, &stx));
+	if (r == 0) {
+		if (!(stx.stx_mask & STATX_TYPE))
+			return -ENOSYS;
+		*dev = fr_enc_dev(stx.stx_rdev_major, stx.stx_rdev_minor);
+		return S_ISCHR(stx.stx_mode);
+	}
+	if (r == -EBADF)
+		return -EBADF;
+	if (fstat(fd, &st))
+		return -errno;
+	*dev = fr_enc_dev(major(st.st_rdev), minor(st.st_rdev));
+	return S_ISCHR(st.st_mode);
 }
 
 /* How a failed open(2) of the device is reported. */
@@ -121,31 +208,33 @@ static int fr_open_reason(int err)
 }
 
 /* Remembers for a while that the device cannot be used, and why. */
-static void fr_set_unavailable(uint64_t seen, int reason, int err)
+static void fr_set_unavailable(unsigned int seen, int reason, int err)
 {
-	uint64_t s = FR_STATE(FR_FD_UNAVAILABLE,
-			      (uint32_t)reason << 16 | ((uint32_t)err & 0xffff));
-
-	atomic_store_explicit(&fr_retry_at, fr_now() + FR_RETRY_NS,
-			      memory_order_relaxed);
+	atomic_store_explicit(&fr_why, (unsigned int)reason << 16 |
+			      ((unsigned int)err & 0xffff), memory_order_relaxed);
+	atomic_store_explicit(&fr_retry_at, fr_now_s() + 1, memory_order_relaxed);
 	/* If another thread published something meanwhile, keep theirs. */
-	atomic_compare_exchange_strong_explicit(&fr_state, &seen, s,
+	atomic_compare_exchange_strong_explicit(&fr_state, &seen,
+						fr_next(seen, FR_SLOT_UNAVAILABLE),
 						memory_order_release,
 						memory_order_relaxed);
 }
 
-/* Moves a descriptor above 2 (see the top of this file). */
+/*
+ * Moves a descriptor above 2 (see the top of this file). Returns the
+ * descriptor, or a negative errno with @fd closed: kept on 0, 1 or 2 it
+ * would take the number of the program's next open() of a standard
+ * stream.
+ */
 static int fr_high_fd(int fd)
 {
-	int nfd;
+	long nfd;
 
 	if (fd > 2)
 		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (nfd < 0)
-		return fd;
-	close(fd);
-	return nfd;
+	nfd = fr_sys_ret(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3));
+	fr_sys_close(fd);
+	return (int)nfd;
 }
 
 /*
@@ -153,26 +242,33 @@ static int fr_high_fd(int fd)
  * descriptor; -1 when the device cannot be used (why says why); -2 when
  * another thread changed the state meanwhile: look again.
  */
-static int fr_open(uint64_t seen, struct fr_why *why)
+static int fr_open(unsigned int seen, struct fr_why *why)
 {
 	struct fastremap_info info;
-	struct stat st;
-	uint64_t s;
-	int fd, err;
+	uint32_t dev = 0;
+	long r;
+	int fd;
 
-	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
+	fd = fr_sys_open_device();
 	if (fd < 0) {
-		err = errno;
-		why->reason = fr_open_reason(err);
-		why->err = err;
+		why->reason = fr_open_reason(-fd);
+		why->err = -fd;
 		/* EMFILE, ENOMEM, EINTR... may pass: only this call falls back. */
 		if (why->reason != FASTREMAP_REASON_OPEN_FAILED)
-			fr_set_unavailable(seen, why->reason, err);
+			fr_set_unavailable(seen, why->reason, why->err);
 		return -1;
 	}
 	fd = fr_high_fd(fd);
-	if (fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
-		close(fd);
+	if (fd < 0 || fd > FR_MAX_FD) {
+		/* Out of descriptors above 2 (or of state bits): this call only. */
+		if (fd > FR_MAX_FD)
+			fr_sys_close(fd);
+		why->reason = FASTREMAP_REASON_OPEN_FAILED;
+		why->err = fd < 0 ? -fd : EMFILE;
+		return -1;
+	}
+	if (fr_chr_dev(fd, &dev) != 1) {
+		fr_sys_close(fd);
 		why->reason = FASTREMAP_REASON_ABI;
 		why->err = ENOTTY;
 		fr_set_unavailable(seen, why->reason, why->err);
@@ -180,23 +276,29 @@ static int fr_open(uint64_t seen, struct fr_why *why)
 	}
 	memset(&info, 0, sizeof(info));
 	info.size = sizeof(info);
-	if (ioctl(fd, FASTREMAP_IOC_INFO, &info) ||
-	    info.abi_version != FASTREMAP_ABI_VERSION ||
+	r = fr_sys_ioctl(fd, FASTREMAP_IOC_INFO, &info);
+	if (r || info.abi_version != FASTREMAP_ABI_VERSION ||
 	    !(info.ioctls & FASTREMAP_IOCTL_BIT_REMAP)) {
-		err = errno;
-		close(fd);
+		fr_sys_close(fd);
 		why->reason = FASTREMAP_REASON_ABI;
-		why->err = info.abi_version ? EPROTONOSUPPORT : err;
+		/* A "success" that wrote nothing is no answer at all. */
+		why->err = r ? (int)-r : info.abi_version ? EPROTONOSUPPORT : ENOTTY;
 		fr_set_unavailable(seen, why->reason, why->err);
 		return -1;
 	}
-	s = FR_STATE(fd, fr_enc_dev(st.st_rdev));
-	if (atomic_compare_exchange_strong_explicit(&fr_state, &seen, s,
-						    memory_order_acq_rel,
-						    memory_order_acquire))
+	/*
+	 * The device number first, then the descriptor: a thread that sees
+	 * the descriptor sees this number (or one a racing opener of the same
+	 * device stored, which is the same number).
+	 */
+	atomic_store_explicit(&fr_dev, dev, memory_order_relaxed);
+	if (atomic_compare_exchange_strong_explicit(
+		    &fr_state, &seen,
+		    fr_next(seen, (unsigned int)fd + FR_SLOT_FD0),
+		    memory_order_acq_rel, memory_order_acquire))
 		return fd;
 	/* Another thread got there first: use what it published. */
-	close(fd);
+	fr_sys_close(fd);
 	return -2;
 }
 
@@ -207,28 +309,39 @@ static int fr_open(uint64_t seen, struct fr_why *why)
 static int fr_device(struct fr_why *why)
 {
 	for (int tries = 0; tries < 8; tries++) {
-		uint64_t s = atomic_load_explicit(&fr_state, memory_order_acquire);
-		int fd = FR_STATE_FD(s);
-		struct stat st;
+		unsigned int s = atomic_load_explicit(&fr_state, memory_order_acquire);
+		uint32_t dev = 0;
+		int fd, chr;
 
-		if (fd >= 0) {
-			if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
-			    fr_enc_dev(st.st_rdev) == FR_STATE_HI(s))
+		if (FR_SLOT(s) >= FR_SLOT_FD0) {
+			fd = FR_FD(s);
+			chr = fr_chr_dev(fd, &dev);
+			if (chr == 1 &&
+			    dev == atomic_load_explicit(&fr_dev, memory_order_relaxed))
 				return fd;
+			if (chr < 0 && chr != -EBADF) {
+				/* Cannot tell (statx and fstat filtered out): not now. */
+				why->reason = FASTREMAP_REASON_OPEN_FAILED;
+				why->err = -chr;
+				return -1;
+			}
 			/*
 			 * The caller closed or reused our descriptor. The
 			 * number is theirs now: forget it, do not close it.
 			 */
 			atomic_compare_exchange_strong_explicit(
-				&fr_state, &s, FR_STATE(FR_FD_UNKNOWN, 0),
+				&fr_state, &s, fr_next(s, FR_SLOT_UNKNOWN),
 				memory_order_acq_rel, memory_order_acquire);
 			continue;
 		}
-		if (fd == FR_FD_UNAVAILABLE &&
-		    fr_now() < atomic_load_explicit(&fr_retry_at,
-						    memory_order_relaxed)) {
-			why->reason = (int)(FR_STATE_HI(s) >> 16);
-			why->err = (int)(FR_STATE_HI(s) & 0xffff);
+		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE &&
+		    (int)(atomic_load_explicit(&fr_retry_at, memory_order_relaxed) -
+			  fr_now_s()) > 0) {
+			unsigned int w = atomic_load_explicit(&fr_why,
+							      memory_order_relaxed);
+
+			why->reason = (int)(w >> 16);
+			why->err = (int)(w & 0xffff);
 			return -1;
 		}
 		fd = fr_open(s, why);
@@ -266,6 +379,8 @@ static long fr_no_fallback_err(const struct fr_why *why)
 		return -EINVAL;
 	case FASTREMAP_REASON_FD_LOST:
 		return -EBADF;
+	case FASTREMAP_REASON_IOCTL_ERROR:
+		return why->err ? -why->err : -ENOSYS;
 	default:
 		return why->err ? -why->err : -ENODEV;
 	}
@@ -311,6 +426,7 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 
 	if (fr_flags & FASTREMAP_MREMAP_ONLY) {
 		why.reason = FASTREMAP_REASON_CALLER;
+		why.err = 0;
 		goto fallback;
 	}
 	/* A flag the module does not know may be one the kernel does. */
@@ -320,6 +436,9 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		goto fallback;
 	}
 	for (int tries = 0;; tries++) {
+		long r;
+		int err;
+
 		fd = fr_device(&why);
 		if (fd < 0)
 			goto fallback;
@@ -330,7 +449,9 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		req.old_size = old_size;
 		req.new_size = new_size;
 		req.new_addr = (uintptr_t)new_addr;
-		if (ioctl(fd, FASTREMAP_IOC_REMAP, &req) == 0) {
+		req.tlb_flushes = FR_UNWRITTEN;
+		r = fr_sys_ioctl(fd, FASTREMAP_IOC_REMAP, &req);
+		if (r == 0 && req.tlb_flushes != FR_UNWRITTEN) {
 			st.used_module = 1;
 			st.moved_pud = req.moved_pud;
 			st.moved_pmd = req.moved_pmd;
@@ -341,27 +462,54 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 			ret = 0;
 			goto out;
 		}
-		switch (errno) {
+		err = (int)-r;
+		why.err = err;
+		switch (err) {
 		case EOPNOTSUPP:
 			why.reason = FASTREMAP_REASON_DECLINED;
-			why.err = EOPNOTSUPP;
 			goto fallback;
 		case ENOTTY:
 			why.reason = FASTREMAP_REASON_ABI;
-			why.err = ENOTTY;
 			goto fallback;
 		case EBADF:
 			/* Closed under us by the caller: look once more. */
 			why.reason = FASTREMAP_REASON_FD_LOST;
-			why.err = EBADF;
 			if (tries)
 				goto fallback;
 			continue;
+		case EINVAL:
+		case EFAULT:
+		case ENOMEM:
+		case EAGAIN:
+			/*
+			 * Errors only mremap(2)'s own checks give (nothing
+			 * between us and the module makes them up): the
+			 * module's answer is mremap(2)'s. Except after
+			 * MREMAP_FIXED, where mremap(2) may unmap the
+			 * destination (and a shrinking move's tail) before it
+			 * fails and the module changes nothing: mremap(2),
+			 * called on that unchanged memory, does exactly that.
+			 */
+			if (!(flags & MREMAP_FIXED) ||
+			    (fr_flags & FASTREMAP_NO_FALLBACK)) {
+				st.used_module = 1;
+				ret = -err;
+				goto out;
+			}
+			why.reason = FASTREMAP_REASON_IOCTL_ERROR;
+			goto fallback;
 		default:
-			/* The module's answer is mremap(2)'s answer. */
-			st.used_module = 1;
-			ret = -errno;
-			goto out;
+			/*
+			 * Anything else may be the ioctl(2) layer's, not
+			 * mremap(2)'s: a seccomp filter (ENOSYS, EPERM, or
+			 * "success" with nothing done), an LSM (EACCES,
+			 * EPERM), a fatal signal (EINTR). EPERM is also
+			 * mremap(2)'s answer for a sealed mapping: asking it
+			 * again costs one system call and gives the same.
+			 * The module changed nothing after any error.
+			 */
+			why.reason = FASTREMAP_REASON_IOCTL_ERROR;
+			goto fallback;
 		}
 	}
 
@@ -426,6 +574,7 @@ int fastremap_info(struct fastremap_abi_info *out)
 	struct fastremap_info info;
 	struct fr_why why = { 0, 0 };
 	int saved = errno, fd, tmp = -1, ret = 0;
+	long r;
 
 	if (!out || !fr_check_size(out->size, FASTREMAP_ABI_INFO_SIZE_VER0))
 		return -EINVAL;
@@ -439,19 +588,38 @@ int fastremap_info(struct fastremap_abi_info *out)
 			ret = -why.err;
 			goto out;
 		}
-		/* Unusable for remapping, yet it may answer the handshake. */
-		tmp = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
-		if (tmp < 0) {
-			ret = fr_open_reason(errno) == FASTREMAP_REASON_NO_DEVICE ?
-			      -ENODEV : -errno;
-			goto out;
-		}
-		fd = tmp;
 	}
-	memset(&info, 0, sizeof(info));
-	info.size = sizeof(info);
-	if (ioctl(fd, FASTREMAP_IOC_INFO, &info)) {
-		ret = -errno;
+	for (;;) {
+		if (fd < 0) {
+			/* Unusable for remapping, yet it may answer the handshake. */
+			tmp = fr_sys_open_device();
+			if (tmp < 0) {
+				ret = fr_open_reason(-tmp) == FASTREMAP_REASON_NO_DEVICE ?
+				      -ENODEV : tmp;
+				goto out;
+			}
+			fd = tmp;
+		}
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		r = fr_sys_ioctl(fd, FASTREMAP_IOC_INFO, &info);
+		/*
+		 * Our shared descriptor closed by another thread during the
+		 * call: ask once more on a descriptor of our own.
+		 */
+		if (r == -EBADF && tmp < 0) {
+			fd = -1;
+			continue;
+		}
+		break;
+	}
+	if (r) {
+		ret = (int)r;
+		goto out;
+	}
+	if (!info.abi_version) {
+		/* A "success" that wrote nothing: a filter answered, not the module. */
+		ret = -ENOTTY;
 		goto out;
 	}
 	memset(&ai, 0, sizeof(ai));
@@ -465,7 +633,7 @@ int fastremap_info(struct fastremap_abi_info *out)
 	fr_copy_out(out, &ai, sizeof(ai));
 out:
 	if (tmp >= 0)
-		close(tmp);
+		fr_sys_close(tmp);
 	errno = saved;
 	return ret;
 }
@@ -491,6 +659,8 @@ const char *fastremap_strreason(int reason)
 		return "the caller asked for mremap(2)";
 	case FASTREMAP_REASON_FD_LOST:
 		return "the device descriptor was closed during the call";
+	case FASTREMAP_REASON_IOCTL_ERROR:
+		return "the remap ioctl failed; mremap(2) answered";
 	default:
 		return "unknown reason";
 	}

@@ -7,6 +7,9 @@
  * FASTREMAP_PRELOAD_DISABLE=1: call the mremap system call directly.
  * FASTREMAP_PRELOAD_LOG=1: one line per call on stderr, prefixed
  * "fastremap-preload: ", saying which path answered and why.
+ * Both are read with secure_getenv(): in a set-user-ID or set-group-ID
+ * program (the shim in /etc/ld.so.preload) they are ignored, or any user
+ * could make it print its mapping addresses and defeat its ASLR.
  *
  * The library is linked into this object and kept private to it, so the
  * shim needs nothing on the library path and a program that also links
@@ -16,8 +19,11 @@
  * Everything here is async-signal-safe in practice: no allocation, no
  * stdio, no locks (the log line is formatted by hand and written with one
  * write(2)), so an allocator or a GC may call mremap() from anywhere.
+ * As in the library, system calls are made with syscall(2): write() and
+ * sigtimedwait() are thread cancellation points, mremap() is not.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -38,10 +44,10 @@
 
 static _Atomic int fr_cfg;
 
-/* Set to anything but empty or "0". */
+/* Set to anything but empty or "0"; never in a set-user-ID program. */
 static int env_on(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	return v && *v && strcmp(v, "0") != 0;
 }
@@ -130,13 +136,54 @@ static void put_flags(struct line *l, int flags)
 	}
 }
 
+/* The kernel's sigset_t: what the rt_sig* system calls take. */
+#define KSIGSET_SIZE	(_NSIG / 8)
+
+/*
+ * Writes the log line to stderr. With stderr a pipe whose reader is gone
+ * (prog 2>&1 | head), write(2) raises SIGPIPE, which would kill a program
+ * that never writes there itself inside mremap(). As git and OpenSSL do:
+ * block SIGPIPE around the write, and consume the one it raised unless one
+ * was pending already (that one is the program's, and stays).
+ */
+static void write_stderr(const char *buf, size_t len)
+{
+	static const struct timespec zero = { 0, 0 };
+	sigset_t pipe_set, old, pending;
+	int was_pending, epipe = 0;
+	size_t off = 0;
+	long w;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigemptyset(&pending);
+	syscall(SYS_rt_sigpending, &pending, KSIGSET_SIZE);
+	was_pending = sigismember(&pending, SIGPIPE) == 1;
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_set, &old, KSIGSET_SIZE))
+		return;
+	while (off < len) {
+		w = syscall(SYS_write, STDERR_FILENO, buf + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EPIPE)
+			epipe = 1;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (epipe && !was_pending) {
+		while (syscall(SYS_rt_sigtimedwait, &pipe_set, NULL, &zero,
+			       KSIGSET_SIZE) < 0 && errno == EINTR)
+			;
+	}
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, KSIGSET_SIZE);
+}
+
 static void log_call(void *old_address, size_t old_size, size_t new_size,
 		     int flags, void *new_address, long ret, void *res,
 		     const struct fastremap_stats *st, int disabled)
 {
 	struct line l = { .len = 0 };
-	ssize_t w;
-	size_t off = 0;
 
 	put_str(&l, LOG_PREFIX "mremap(");
 	put_num(&l, (uintptr_t)old_address, 16);
@@ -181,14 +228,7 @@ static void log_call(void *old_address, size_t old_size, size_t new_size,
 		}
 	}
 	l.buf[l.len++] = '\n';
-	while (off < l.len) {
-		w = write(STDERR_FILENO, l.buf + off, l.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
+	write_stderr(l.buf, l.len);
 }
 
 void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The LD_PRELOAD shim in an unmodified (dynamic) program: what a program
+ * that knows nothing of fastremap must not notice.
+ *  - A thread with a deferred cancel pending that calls mremap() returns
+ *    from it (mremap() is no cancellation point; the shim must add none).
+ *  - With FASTREMAP_PRELOAD_LOG=1 and stderr a pipe nobody reads, mremap()
+ *    neither dies of SIGPIPE nor leaves one pending, and a SIGPIPE that was
+ *    pending before stays pending.
+ * Each case runs in a child started afresh (execve of this program) with
+ * the shim preloaded, so the library's first open of the device happens
+ * inside the case. The same children serve the set-user-ID check in the
+ * selftests VM (tests/guest/t_selftests): --move and --as-nobody.
+ *
+ * Usage: t_preload [SHIM]   (default: libfastremap-preload.so next to this
+ * program's build tree, build/userspace/, or $FASTREMAP_SHIM)
+ *        t_preload --move | --cancel | --sigpipe | --sigpipe-pending
+ *        t_preload --as-nobody PROGRAM ARGS...
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tap.h"
+
+#define MIB	(1UL << 20)
+#define LEN	(4 * MIB)
+
+/* ---- the children: exit 0 when all is well, else a code saying what ---- */
+
+/* Whether the program's mremap() is the shim's. */
+static int shim_loaded(void)
+{
+	Dl_info di;
+
+	return dladdr((void *)mremap, &di) && di.dli_fname &&
+	       strstr(di.dli_fname, "libfastremap-preload");
+}
+
+/* Maps LEN bytes with a pattern and a reserved destination; 0 on success. */
+static int setup(char **src, char **dst)
+{
+	char *r = mmap(NULL, 3 * LEN, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (r == MAP_FAILED)
+		return -1;
+	*src = r;
+	*dst = r + 2 * LEN;
+	if (mmap(*src, LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != *src)
+		return -1;
+	for (size_t k = 0; k < LEN; k += 4096)
+		(*src)[k] = (char)(k >> 12);
+	return 0;
+}
+
+static int moved_ok(const char *dst)
+{
+	for (size_t k = 0; k < LEN; k += 4096)
+		if (dst[k] != (char)(k >> 12))
+			return 0;
+	return 1;
+}
+
+/* One move through mremap(), checked. */
+static int child_move(void)
+{
+	char *src, *dst;
+
+	if (!shim_loaded())
+		return 10;
+	if (setup(&src, &dst))
+		return 11;
+	if (mremap(src, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, dst) != dst ||
+	    !moved_ok(dst))
+		return 12;
+	/* Set-user-ID copies say so: the caller checks they ran as such. */
+	return getauxval(AT_SECURE) ? 20 : 0;
+}
+
+static volatile int returned;
+
+static void *cancel_thread(void *arg)
+{
+	char **r = arg;
+	void *res;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_cancel(pthread_self());
+	/* Deferred: nothing happens until a cancellation point. */
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	res = mremap(r[0], LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, r[1]);
+	returned = res == r[1] ? 1 : 2;
+	pthread_testcancel();
+	returned = 3;
+	return NULL;
+}
+
+/* A pending deferred cancel does not act inside mremap(). */
+static int child_cancel(void)
+{
+	char *r[2];
+	pthread_t t;
+	void *ret;
+
+	if (!shim_loaded())
+		return 10;
+	if (setup(&r[0], &r[1]))
+		return 11;
+	if (pthread_create(&t, NULL, cancel_thread, r) || pthread_join(t, &ret))
+		return 12;
+	if (returned == 0)
+		return 13;	/* cancelled inside mremap() */
+	if (returned != 1 || !moved_ok(r[1]))
+		return 14;
+	if (ret != PTHREAD_CANCELED)
+		return 15;	/* the cancel was lost */
+	return 0;
+}
+
+static int sigpipe_state(int *blocked)
+{
+	sigset_t s;
+
+	sigpending(&s);
+	if (blocked) {
+		sigset_t m;
+
+		pthread_sigmask(SIG_BLOCK, NULL, &m);
+		*blocked = sigismember(&m, SIGPIPE);
+	}
+	return sigismember(&s, SIGPIPE);
+}
+
+/* stderr is a pipe without a reader, logging is on, SIGPIPE is default. */
+static int child_sigpipe(void)
+{
+	char *src, *dst;
+	int blocked;
+
+	if (!shim_loaded())
+		return 10;
+	signal(SIGPIPE, SIG_DFL);
+	if (setup(&src, &dst))
+		return 11;
+	for (int k = 0; k < 3; k++) {
+		char *from = k & 1 ? dst : src, *to = k & 1 ? src : dst;
+
+		if (mremap(from, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, to) != to ||
+		    !moved_ok(to))
+			return 12;
+	}
+	if (sigpipe_state(&blocked))
+		return 13;	/* left pending */
+	if (blocked)
+		return 14;	/* left blocked */
+	return 0;
+}
+
+/* A SIGPIPE of the program's own, pending before mremap(), stays. */
+static int child_sigpipe_pending(void)
+{
+	sigset_t s;
+	char *src, *dst;
+	int blocked, sig;
+
+	if (!shim_loaded())
+		return 10;
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	raise(SIGPIPE);
+	if (!sigpipe_state(NULL))
+		return 11;
+	if (setup(&src, &dst) ||
+	    mremap(src, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, dst) != dst)
+		return 12;
+	if (!sigpipe_state(&blocked))
+		return 13;	/* the program's signal was consumed */
+	if (!blocked)
+		return 14;	/* the program's mask was changed */
+	if (sigwait(&s, &sig) || sig != SIGPIPE || sigpipe_state(NULL))
+		return 15;
+	return 0;
+}
+
+/* Runs PROGRAM as uid and gid 65534 (nobody), for the set-user-ID check. */
+static int as_nobody(char **argv)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 30;
+	execv(argv[0], argv);
+	return 31;
+}
+
+/* ---- the driver ---- */
+
+static char self[PATH_MAX];
+static const char *shim;
+
+/*
+ * Runs this program with MODE under the shim; stderr to @errfd (or
+ * /dev/null), FASTREMAP_PRELOAD_LOG=@log. Returns the wait status.
+ */
+static int run(const char *mode, int errfd, int log)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(errfd >= 0 ? errfd : null, 2);
+		setenv("LD_PRELOAD", shim, 1);
+		setenv("FASTREMAP_PRELOAD_LOG", log ? "1" : "0", 1);
+		unsetenv("FASTREMAP_PRELOAD_DISABLE");
+		execl(self, self, mode, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static const char *describe(int status)
+{
+	static char buf[64];
+
+	if (WIFEXITED(status))
+		snprintf(buf, sizeof(buf), "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, sizeof(buf), "killed by %s", strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, sizeof(buf), "status %#x", status);
+	return buf;
+}
+
+static int exited0(int status)
+{
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* A pipe whose read end is closed: writing to it raises SIGPIPE. */
+static int broken_pipe(void)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	close(p[0]);
+	return p[1];
+}
+
+int main(int argc, char **argv)
+{
+	static char def[PATH_MAX + 64];
+	ssize_t l;
+	int st, fd;
+
+	if (argc > 1 && !strcmp(argv[1], "--move"))
+		return child_move();
+	if (argc > 1 && !strcmp(argv[1], "--cancel"))
+		return child_cancel();
+	if (argc > 1 && !strcmp(argv[1], "--sigpipe"))
+		return child_sigpipe();
+	if (argc > 1 && !strcmp(argv[1], "--sigpipe-pending"))
+		return child_sigpipe_pending();
+	if (argc > 2 && !strcmp(argv[1], "--as-nobody"))
+		return as_nobody(argv + 2);
+
+	l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (l <= 0)
+		return 2;
+	self[l] = 0;
+	if (argc > 1) {
+		shim = argv[1];
+	} else if (getenv("FASTREMAP_SHIM")) {
+		shim = getenv("FASTREMAP_SHIM");
+	} else {
+		/* build/bin/t_preload -> build/userspace/libfastremap-preload.so */
+		snprintf(def, sizeof(def), "%s", self);
+		*strrchr(def, '/') = 0;
+		*strrchr(def, '/') = 0;
+		strcat(def, "/userspace/libfastremap-preload.so");
+		shim = def;
+	}
+	tap_diag("shim: %s", shim);
+	if (!tap_ok(access(shim, R_OK) == 0, "the shim exists"))
+		return tap_done();
+
+	/* The control: under these conditions the shim does write its log. */
+	fd = memfd_create("t_preload-stderr", 0);
+	st = run("--move", fd, 1);
+	{
+		char buf[512] = "";
+		ssize_t r = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		tap_ok(exited0(st) && r > 0 && strstr(buf, "fastremap-preload: mremap("),
+		       "control: the shim is loaded and logs the call (%s)", describe(st));
+	}
+	close(fd);
+
+	st = run("--cancel", -1, 0);
+	tap_ok(exited0(st), "a pending deferred cancel does not act inside mremap() (%s%s)",
+	       describe(st), WEXITSTATUS(st) == 13 ? ": cancelled inside the call" : "");
+
+	fd = broken_pipe();
+	st = run("--sigpipe", fd, 1);
+	tap_ok(exited0(st), "logging to a pipe nobody reads: no death by SIGPIPE, "
+	       "none left pending or blocked (%s)", describe(st));
+	st = run("--sigpipe-pending", fd, 1);
+	tap_ok(exited0(st), "the program's own pending SIGPIPE stays pending, its mask "
+	       "unchanged (%s)", describe(st));
+	close(fd);
+	return tap_done();
+}
