@@ -111,6 +111,11 @@ for suite in $FR_SUITES; do
 		"$FR_BUILD/$suite/compat-generated.h" >"$results/$suite-check-ko.tap"
 	cat "$results/$suite-check-ko.tap"
 	count_tap "$results/$suite-check-ko.tap"
+	# compat.h's function types against this kernel's own source.
+	echo "# $suite/check-decls"
+	"$FR_TOP/scripts/check-decls.sh" "$suite" >"$results/$suite-check-decls.tap"
+	cat "$results/$suite-check-decls.tap"
+	count_tap "$results/$suite-check-decls.tap"
 
 	# The debug lane's kernel is bookworm's source: DKMS is tested there.
 	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
