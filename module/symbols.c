@@ -123,8 +123,39 @@ static char *extra_symbol;
 module_param(extra_symbol, charp, 0400);
 MODULE_PARM_DESC(extra_symbol,
 		 "also require this symbol at load (tests the failure path)");
+
+/*
+ * Test builds only, make check-ibt's negative control: after the load,
+ * call kallsyms_lookup_name once through a pointer, which this module
+ * otherwise never does. Under kernel IBT with ibt=warn the kernel logs
+ * "Missing ENDBR" for it if the function is sealed; enforced, it faults.
+ */
+static bool ibt_pointer_call;
+module_param(ibt_pointer_call, bool, 0400);
+MODULE_PARM_DESC(ibt_pointer_call,
+		 "call kallsyms_lookup_name through a pointer once (tests IBT)");
+
+static noinline void fr_test_pointer_call(void)
+{
+	unsigned long (*fn)(const char *name);
+
+	if (!ibt_pointer_call)
+		return;
+	fn = (void *)fr_fn_state[0].addr;
+	/* Else the compiler may see through it and call directly. */
+	OPTIMIZER_HIDE_VAR(fn);
+	pr_warn("ibt_pointer_call: calling kallsyms_lookup_name at %pS through a pointer\n",
+		fn);
+	pr_warn("ibt_pointer_call: it returned %s\n",
+		fn("kallsyms_lookup_name") == fr_fn_state[0].addr ?
+		"its own address" : "something else");
+}
 #else
 static const char *const extra_symbol;
+
+static void fr_test_pointer_call(void)
+{
+}
 #endif
 
 static bool fr_read(unsigned long addr, u8 *buf, size_t len)
@@ -328,7 +359,10 @@ int __init fr_symbols_resolve(void)
 		       extra_symbol);
 		return -ENXIO;
 	}
-	return fr_selfcheck();
+	ret = fr_selfcheck();
+	if (!ret)
+		fr_test_pointer_call();
+	return ret;
 }
 
 ssize_t fr_symbols_show(char *buf, size_t size)

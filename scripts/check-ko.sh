@@ -28,28 +28,34 @@ ok() { # ok OK? DESCRIPTION [DIAGNOSTICS]
 [ -r "$ko" ] && [ -r "$compat" ] || fr_die "usage: check-ko.sh KO COMPAT_GENERATED_H"
 dis=$(objdump -dr "$ko") || fr_die "objdump -dr $ko failed"
 
-# Retpoline thunks are where calls through registers go on these kernels.
-thunks=$(printf '%s\n' "$dis" | grep -E 'R_X86_64_[A-Z0-9]+[[:space:]]+__x86_indirect_')
-ok "$([ -z "$thunks" ] && echo 1)" "$ko: no call through a retpoline thunk" "$thunks"
-
 # Every indirect call or jump, with the relocation that follows it if any.
-# The allowlist: `call *pv_ops+N(%rip)`, paravirt operations. Each is a
-# .parainstructions (7.x: .altinstructions) site the kernel rewrites at
-# load into a direct call or the native instruction, and its targets are
-# functions stored in pv_ops, never sealed.
+# The allowlist:
+#  - `call *pv_ops+N(%rip)`, paravirt operations. Each is a
+#    .parainstructions (7.x: .altinstructions) site the kernel rewrites at
+#    load into a direct call or the native instruction, and its targets
+#    are functions stored in pv_ops, never sealed.
+#  - fr_test_pointer_call(), in test builds only (FR_TEST_HOOKS): make
+#    check-ibt's negative control, which must make one pointer call.
 indirect=$(printf '%s\n' "$dis" | awk '
 	function flush(reloc) {
 		if (pending == "")
 			return
-		if (!(pending ~ /call +\*0x0\(%rip\)/ && reloc ~ /[[:space:]]pv_ops[+-]/))
-			print pending (reloc == "" ? "" : " <" reloc ">")
+		if (!(pending ~ /call +\*0x0\(%rip\)/ && reloc ~ /[[:space:]]pv_ops[+-]/) &&
+		    fn != "fr_test_pointer_call")
+			print fn ": " pending (reloc == "" ? "" : " <" reloc ">")
 		pending = ""
 	}
+	/^[0-9a-f]+ <[^>]+>:$/ { flush(""); fn = $2; gsub(/[<>:]/, "", fn); next }
 	/^[[:space:]]+[0-9a-f]+: R_X86_64_/ { r = $0; sub(/^[[:space:]]+/, "", r); flush(r); next }
 	{ flush("") }
 	/^[[:space:]]+[0-9a-f]+:\t/ && /\t(notrack )?(call|jmp)[[:space:]]+\*/ { pending = $0 }
 	END { flush("") }')
-ok "$([ -z "$indirect" ] && echo 1)" "$ko: no call *, jmp * outside the paravirt allowlist" "$indirect"
+# Retpoline thunks are where calls through registers go on these kernels.
+thunks=$(printf '%s\n' "$dis" | awk '
+	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
+	/R_X86_64_[A-Z0-9]+[[:space:]]+__x86_indirect_/ && fn != "fr_test_pointer_call" { print fn ": " $0 }')
+ok "$([ -z "$thunks" ] && echo 1)" "$ko: no call through a retpoline thunk outside the allowlist" "$thunks"
+ok "$([ -z "$indirect" ] && echo 1)" "$ko: no call *, jmp * outside the allowlist" "$indirect"
 pv=$(printf '%s\n' "$dis" | grep -cE 'R_X86_64_[A-Z0-9]+[[:space:]]+pv_ops[+-]')
 echo "# allowlisted paravirt calls (call *pv_ops+N(%rip)): $pv"
 
