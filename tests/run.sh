@@ -170,6 +170,16 @@ for suite in $FR_SUITES; do
 	cat "$results/$suite-selftests.tap"
 	count_tap "$results/$suite-selftests.tap"
 	hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: mremap selftests VM ran to the end with a clean kernel log (exit $rc)"
+
+	# Secure Boot's refusal, as module.sig_enforce=1 shows it.
+	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
+		fr_log "$suite: module.sig_enforce=1 guest"
+		echo "# $suite/sigenforce"
+		"$FR_TOP/scripts/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log" \
+			>"$results/$suite-sigenforce.tap"
+		cat "$results/$suite-sigenforce.tap"
+		count_tap "$results/$suite-sigenforce.tap"
+	fi
 	finish_suite "$suite"
 done
 
