@@ -63,7 +63,11 @@ rel=/var/tmp/fastremap-decls-$(fr_build_id)
 stage="${root%/}$rel" kdir="/lib/modules/$kver/build"
 fr_on_host "$suite" && rel="$FR_BUILD/$suite/decls" stage="$FR_BUILD/$suite/decls" kdir="${root%/}$kdir"
 rm -rf "$stage" && mkdir -p "$stage"
-cp "$FR_TOP"/module/*.h "$FR_BUILD/$suite/compat-generated.h" "$stage/"
+for h in "$FR_TOP"/module/*.h; do
+	# A compat-generated.h in the source folder is some other kernel's.
+	[ "${h##*/}" = compat-generated.h ] || cp "$h" "$stage/"
+done
+cp "$FR_BUILD/$suite/compat-generated.h" "$stage/"
 echo 'ccflags-y := -I$(src)' >"$stage/Kbuild"
 targets= declared=
 while read -r name type; do
