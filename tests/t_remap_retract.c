@@ -65,8 +65,10 @@ static int collapser(int memfd)
 			rc = 3;	/* the move never reached the hold */
 		usleep(500);
 	}
-	if (!rc && madvise(p, SZ_2M, MADV_COLLAPSE))
+	if (!rc && madvise(p, SZ_2M, MADV_COLLAPSE)) {
+		tap_diag("collapser: MADV_COLLAPSE: %s", strerror(errno));
 		rc = 4;
+	}
 	fr_write_str(HOLD, "0");
 	return rc;
 }
@@ -90,7 +92,7 @@ int main(void)
 		return tap_done();
 	}
 
-	memfd = memfd_create("fr_race", 0);
+	memfd = memfd_create("fr_retract", 0);
 	if (!tap_ok(memfd >= 0 && ftruncate(memfd, SZ_4M) == 0, "memfd of 4 MiB"))
 		return tap_done();
 	/*
@@ -120,9 +122,13 @@ int main(void)
 	waitpid(pid, &status, 0);
 	after = read_param(RETRIES);
 
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "another process collapsed the file's first 2 MiB during the hold (status %#x)",
-	       status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 4 && !retract_without_mmap_lock())
+		tap_skip_test("this kernel's MADV_COLLAPSE refuses the shmem range; the race needs 6.6+ anyway",
+			      "another process collapsed the file's first 2 MiB during the hold");
+	else
+		tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		       "another process collapsed the file's first 2 MiB during the hold (status %#x)",
+		       status);
 	if (!tap_ok(!e, "the move succeeded (got %s)", e ? fr_errname(e) : "success"))
 		return tap_done();
 	tap_ok((char *)(uintptr_t)r.new_addr == dst && verify_pattern(dst, SZ_2M, seed, 0) < 0,
