@@ -79,7 +79,7 @@ for f in $fns; do
 		"key defined: $k; branches to $tramp: $c; .static_call_sites entries: $s"
 done
 stray=$(printf '%s\n' "$syms" | grep -oE '__SCK__fr_sc_[A-Za-z0-9_]+$' | sort -u |
-	while read -r k; do printf '%s\n' "$fns" | grep -qx "${k#__SCK__fr_sc_}" || echo "$k"; done)
+	while read -r k; do grep -qx "${k#__SCK__fr_sc_}" <<<"$fns" || echo "$k"; done)
 ok "$([ -z "$stray" ] && echo 1)" "no static call key outside symlist.h" "$stray"
 echo "1..$n"
 exit $((fail > 0))

@@ -10,7 +10,7 @@ ver=$1
 moddir=/lib/modules
 # shellcheck disable=SC2086
 dk() { dkms ${FASTREMAP_DKMS_ARGS:-} "$@"; }
-if ! dk status -m fastremap -v "$ver" 2>/dev/null | grep -q .; then
+if [ -z "$(dk status -m fastremap -v "$ver" 2>/dev/null)" ]; then
 	dk add -m fastremap -v "$ver" || exit 1
 fi
 done_k= skipped= failed=
