@@ -19,6 +19,7 @@
 #include <linux/percpu_counter.h>
 #include <linux/security.h>
 #include <linux/rmap.h>
+#include <linux/kallsyms.h>
 #include "compat-generated.h"
 
 /* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
@@ -66,40 +67,34 @@ static inline bool fr_vma_sealed(struct vm_area_struct *vma)
 #endif
 }
 
-/* Is kernel IBT enforced right now (built in, and the CPU enforces it)? */
-static inline bool fr_kernel_ibt_enforced(void)
-{
-#if defined(CONFIG_X86_KERNEL_IBT)
-	return cpu_feature_enabled(X86_FEATURE_IBT);
-#else
-	return false;
-#endif
-}
+/* Kernel IBT built in: kprobes skip a function's ENDBR64 (or its seal). */
+#define FR_KERNEL_IBT IS_ENABLED(CONFIG_X86_KERNEL_IBT)
 
 /*
- * Types of the internal functions that no public header declares, or
- * that headers hide from modules. Some mremap(2) internals changed with
- * the 7.x VMA-flags rework (probes/vma_flags_t.c explains the probe).
+ * Types of the internal functions that no public header declares (on
+ * some supported kernel), for symlist.h. scripts/check-decls.sh compares
+ * each with the declaration in that kernel's own source, so a kernel that
+ * changes one fails the test build instead of being miscalled.
  */
-typedef void (*fr_flush_tlb_mm_range_t)(struct mm_struct *mm,
-					 unsigned long start,
-					 unsigned long end,
-					 unsigned int stride_shift,
-					 bool freed_tables);
-typedef void (*fr_mm_fn_t)(struct mm_struct *mm);
-typedef void (*fr_vma_fn_t)(struct vm_area_struct *vma);
+typedef void (fr_flush_tlb_batched_pending_fn)(struct mm_struct *mm);
+/* asm/tlbflush.h declares it for built-in code only: decls.c checks it. */
+typedef void (fr_flush_tlb_mm_range_fn)(struct mm_struct *mm,
+					unsigned long start, unsigned long end,
+					unsigned int stride_shift,
+					bool freed_tables);
+typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
 /*
  * copy_vma() takes keep_source (MREMAP_DONTUNMAP) on every supported
  * kernel: the fix that added it reached Debian 12's 6.1 as a backport.
  */
-typedef struct vm_area_struct *(*fr_copy_vma_t)(struct vm_area_struct **vmap,
-						unsigned long addr,
-						unsigned long len,
-						pgoff_t pgoff,
-						bool *need_rmap_locks,
-						bool keep_source);
+typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
+						 unsigned long addr,
+						 unsigned long len,
+						 pgoff_t pgoff,
+						 bool *need_rmap_locks,
+						 bool keep_source);
 #if defined(FR_HAVE_VMA_FLAGS_T)
-typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm,
+typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm,
 				   const vma_flags_t *flags,
 				   unsigned long npages);
 /*
@@ -110,7 +105,7 @@ typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm,
 /* 7.x moves a plain MREMAP_FIXED source that spans several VMAs. */
 #define FR_MREMAP_MULTI_VMA_MOVES 1
 #else
-typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm, vm_flags_t flags,
+typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
 				   unsigned long npages);
 #define FR_MREMAP_EARLY_TARGET_CHECKS 0
 #define FR_MREMAP_MULTI_VMA_MOVES 0
@@ -123,8 +118,8 @@ fr_copy_vma(struct vm_area_struct **vmap, unsigned long addr,
 	    unsigned long len, pgoff_t pgoff, bool *need_rmap_locks,
 	    bool keep_source)
 {
-	return fr_sym.copy_vma(vmap, addr, len, pgoff, need_rmap_locks,
-			       keep_source);
+	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks,
+		       keep_source);
 }
 
 static inline bool fr_may_expand_vm(struct mm_struct *mm,
@@ -134,9 +129,9 @@ static inline bool fr_may_expand_vm(struct mm_struct *mm,
 #if defined(FR_HAVE_VMA_FLAGS_T)
 	vma_flags_t flags = vma->flags;
 
-	return fr_sym.may_expand_vm(mm, &flags, npages);
+	return fr_call(may_expand_vm, mm, &flags, npages);
 #else
-	return fr_sym.may_expand_vm(mm, vma->vm_flags, npages);
+	return fr_call(may_expand_vm, mm, vma->vm_flags, npages);
 #endif
 }
 
@@ -148,7 +143,7 @@ static inline unsigned long fr_get_unmapped_area(struct file *file,
 						 unsigned long flags)
 {
 #if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
-	return fr_sym.__get_unmapped_area(file, addr, len, pgoff, flags, 0);
+	return fr_call(__get_unmapped_area, file, addr, len, pgoff, flags, 0);
 #else
 	return get_unmapped_area(file, addr, len, pgoff, flags);
 #endif
@@ -158,9 +153,9 @@ static inline void fr_split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd,
 				     unsigned long addr)
 {
 #if defined(FR_HAVE_SPLIT_HUGE_PMD_NO_FOLIO)
-	fr_sym.__split_huge_pmd(vma, pmd, addr, false);
+	fr_call(__split_huge_pmd, vma, pmd, addr, false);
 #else
-	fr_sym.__split_huge_pmd(vma, pmd, addr, false, NULL);
+	fr_call(__split_huge_pmd, vma, pmd, addr, false, NULL);
 #endif
 }
 
@@ -200,7 +195,7 @@ static inline void fr_mmu_notifier_start(struct mmu_notifier_range *range,
 	might_sleep();
 	if (mm_has_notifiers(range->mm)) {
 		range->flags |= MMU_NOTIFIER_RANGE_BLOCKABLE;
-		fr_sym.__mmu_notifier_invalidate_range_start(range);
+		fr_call(__mmu_notifier_invalidate_range_start, range);
 	}
 }
 
@@ -209,9 +204,9 @@ static inline void fr_mmu_notifier_end(struct mmu_notifier_range *range)
 	if (!mm_has_notifiers(range->mm))
 		return;
 #if defined(FR_HAVE_MMU_NOTIFIER_END_ONLY_END)
-	fr_sym.__mmu_notifier_invalidate_range_end(range, false);
+	fr_call(__mmu_notifier_invalidate_range_end, range, false);
 #else
-	fr_sym.__mmu_notifier_invalidate_range_end(range);
+	fr_call(__mmu_notifier_invalidate_range_end, range);
 #endif
 }
 
@@ -249,7 +244,7 @@ static inline void fr_dontunmap_complete(struct vm_area_struct *vma,
 	if (new_vma == vma || vma->vm_start != start ||
 	    vma->vm_end != start + len)
 		return;
-	fr_sym.unlink_anon_vmas(vma);
+	fr_call(unlink_anon_vmas, vma);
 	if (vma_is_anonymous(vma) && !vma->vm_file)
 		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
 }

@@ -126,14 +126,14 @@ static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
 
 	if (pgd_none(*pgd)) {
 		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
-		    fr_sym.__p4d_alloc(m->mm, pgd, addr))
+		    fr_call(__p4d_alloc, m->mm, pgd, addr))
 			return NULL;
 		fr_allocated(m, addr, PGDIR_SIZE);
 	}
 	p4d = p4d_offset(pgd, addr);
 	if (p4d_none(*p4d)) {
 		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
-		    fr_sym.__pud_alloc(m->mm, p4d, addr))
+		    fr_call(__pud_alloc, m->mm, p4d, addr))
 			return NULL;
 		fr_allocated(m, addr, P4D_SIZE);
 	}
@@ -145,7 +145,7 @@ static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
 {
 	if (pud_none(*pud)) {
 		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
-		    fr_sym.__pmd_alloc(m->mm, pud, addr))
+		    fr_call(__pmd_alloc, m->mm, pud, addr))
 			return NULL;
 		fr_allocated(m, addr, PUD_SIZE);
 	}
@@ -254,10 +254,10 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 		 * the THP to another PMD table.
 		 */
 		if (new_ptl != old_ptl && vma_is_anonymous(m->old_vma)) {
-			pgtable = fr_sym.pgtable_trans_huge_withdraw(m->mm,
-								     old_pmd);
-			fr_sym.pgtable_trans_huge_deposit(m->mm, new_pmd,
-							  pgtable);
+			pgtable = fr_call(pgtable_trans_huge_withdraw, m->mm,
+					  old_pmd);
+			fr_call(pgtable_trans_huge_deposit, m->mm, new_pmd,
+				pgtable);
 		}
 		set_pmd_at(m->mm, new_addr, new_pmd, fr_soft_dirty_pmd(pmd));
 		moved = true;
@@ -409,7 +409,7 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 		}
 		if (pmd_none(*new_pmd)) {
 			if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
-			    fr_sym.__pte_alloc(m->mm, new_pmd))
+			    fr_call(__pte_alloc, m->mm, new_pmd))
 				return old_addr;
 			fr_allocated(m, new_addr, PMD_SIZE);
 		}
@@ -477,7 +477,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 */
 		fr_rmap_lock(m->old_vma);
 		/* A PTE reclaim cleared with its flush still pending must not move. */
-		fr_sym.flush_tlb_batched_pending(m->mm);
+		fr_call(flush_tlb_batched_pending, m->mm);
 		stop = fr_walk(m, FR_MOVE, done, prepared,
 			       new_addr + (done - old_addr));
 		/*
@@ -512,8 +512,8 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * whole entries, one per such pass beyond.
 		 */
 		if (m->moved) {
-			fr_sym.flush_tlb_mm_range(m->mm, done, stop, PAGE_SHIFT,
-						  true);
+			fr_call(flush_tlb_mm_range, m->mm, done, stop,
+				PAGE_SHIFT, true);
 			m->stats.flushes++;
 			m->moved = false;
 		}

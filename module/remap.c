@@ -184,7 +184,7 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 
 	/* total_vm peaks for a moment: keep that out of the high-water mark. */
 	hiwater_vm = mm->hiwater_vm;
-	fr_sym.vm_stat_account(mm, vma->vm_flags, new_len >> PAGE_SHIFT);
+	fr_call(vm_stat_account, mm, vma->vm_flags, new_len >> PAGE_SHIFT);
 
 	if (!err && dontunmap) {
 		fr_dontunmap_complete(vma, new_vma, addr, old_len);
@@ -192,7 +192,7 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		return new_addr;
 	}
 
-	if (fr_sym.do_munmap(mm, addr, old_len, NULL) < 0) {
+	if (fr_call(do_munmap, mm, addr, old_len, NULL) < 0) {
 		/* Could not split the VMA: keep the accounting right. */
 		if ((vm_flags & VM_ACCOUNT) && !dontunmap)
 			fr_vm_acct_memory(old_len >> PAGE_SHIFT);
@@ -230,7 +230,7 @@ static long fr_charge(struct mm_struct *mm, struct vm_area_struct *vma,
 		pages = (r->new_len - r->old_len) >> PAGE_SHIFT;
 	else
 		return 0;
-	if (fr_sym.security_vm_enough_memory_mm(mm, pages))
+	if (fr_call(security_vm_enough_memory_mm, mm, pages))
 		return -ENOMEM;
 	r->charged = pages;
 	return 0;
@@ -350,13 +350,13 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 
 	/* Changes start here. */
 	if (r->flags & MREMAP_FIXED) {
-		err = fr_sym.do_munmap(mm, r->new_addr, r->new_len, NULL);
+		err = fr_call(do_munmap, mm, r->new_addr, r->new_len, NULL);
 		if (err)
 			goto fail;
 	}
 	if (r->old_len > r->new_len) {
-		err = fr_sym.do_munmap(mm, r->addr + r->new_len,
-				       r->old_len - r->new_len, NULL);
+		err = fr_call(do_munmap, mm, r->addr + r->new_len,
+			      r->old_len - r->new_len, NULL);
 		if (err)
 			goto fail;
 		r->old_len = r->new_len;

@@ -40,7 +40,21 @@ t "dkms built fastremap.ko" sh -c "ls $hostbase/tree/fastremap/$ver/$kver/*/modu
 # they are all the module's parameters: the module users get has none.
 t "dkms-built module has no (test-only) parameter" sh -c "ko=\$(ls $hostbase/tree/fastremap/$ver/$kver/*/module/fastremap.ko*) &&
 	[ -z \"\$(modinfo -p \$ko)\" ]"
+# Secure Boot: DKMS signs what it builds with its own key (README).
+ko=$(ls "$hostbase"/tree/fastremap/"$ver"/"$kver"/*/module/fastremap.ko* 2>/dev/null | head -n 1)
+t "dkms-built module is signed by the DKMS key" sh -c "modinfo -F signer '$ko' | grep -qx 'DKMS module signing key'"
+t "its signature verifies against DKMS's certificate" "$FR_TOP/scripts/verify-modsig.sh" "$ko" "${root%/}/var/lib/dkms/mok.pub"
 t "dkms remove" dk remove -m fastremap -v "$ver" --all
+# make dkms-install's loop: installs for each kernel with headers, though
+# the running kernel (this machine's) has none, and says so.
+cp "$FR_TOP/scripts/dkms-install.sh" "$hostbase/"
+fr_in_root "$suite" env FASTREMAP_DKMS_ARGS="--dkmstree $base/tree --sourcetree $base/src" \
+	"$base/dkms-install.sh" "$ver" >"$hostbase/install.out" 2>&1
+rc=$?
+cat "$hostbase/install.out" >>"$log"
+t "make dkms-install's loop installs for $kver (exit $rc)" [ "$rc" = 0 ]
+t "it names the kernels it installed for" grep -q "installed by DKMS for:.* $kver" "$hostbase/install.out"
+t "dkms remove after dkms-install" dk remove -m fastremap -v "$ver" --all
 rm -rf "$hostbase"
 echo "1..$n"
 exit $((fail > 0))

@@ -6,13 +6,22 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 # Packages every chroot needs: the kernel and its headers (which pull in
-# the gcc the kernel was built with), dkms for the packaging test.
-chroot_pkgs=make,linux-headers-amd64,linux-image-amd64,libelf-dev,bc,kmod,dkms,gcc,libc6-dev
+# the gcc the kernel was built with), dkms for the packaging test, openssl
+# with which dkms makes its signing key (a Recommends that
+# --variant=apt leaves out; without it DKMS's modules are unsigned).
+chroot_pkgs=make,linux-headers-amd64,linux-image-amd64,libelf-dev,bc,kmod,dkms,gcc,libc6-dev,openssl
 
 make_chroot() {
 	local suite=$1 dir tmp mirror
 	dir=$(fr_chroot_dir "$suite")
 	if [ -f "$dir/.fastremap-ready" ]; then
+		# Chroots made before openssl was in the list get it now.
+		if [ ! -x "$dir/usr/bin/openssl" ]; then
+			fr_log "$suite chroot: adding openssl (DKMS's signing key)"
+			fr_in_root "$suite" sh -c 'apt-get update -q >/dev/null &&
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssl >/dev/null' ||
+				fr_die "$suite chroot: cannot install openssl"
+		fi
 		return 0
 	fi
 	mirror=$(fr_mirror)

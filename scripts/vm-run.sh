@@ -6,7 +6,7 @@
 # (a dynamic loader and libraries, for programs that are not static).
 # FASTREMAP_VM_ARGS=FILE: "NAME ARGS..." lines, the arguments each test
 # program gets (none by default). FASTREMAP_VM_APPEND: more kernel
-# command-line options.
+# command-line options. FASTREMAP_VM_INIT: another /init than tests/guest/init.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -21,7 +21,7 @@ stage="$FR_BUILD/$suite/initramfs"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/tests"
 cp /bin/busybox "$stage/bin/busybox"
-cp "$FR_TOP/tests/guest/init" "$stage/init"
+cp "${FASTREMAP_VM_INIT:-$FR_TOP/tests/guest/init}" "$stage/init"
 chmod 755 "$stage/init"
 cp "$FR_BUILD/$suite/fastremap.ko" "$stage/"
 : >"$stage/tests/order"

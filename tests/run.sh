@@ -106,6 +106,17 @@ for suite in $FR_SUITES; do
 		continue
 	fi
 	hcheck 1 "$suite: module builds without warnings"
+	# No call through a pointer; a static call for every internal function.
+	echo "# $suite/check-ko"
+	"$FR_TOP/scripts/check-ko.sh" "$FR_BUILD/$suite/fastremap.ko" \
+		"$FR_BUILD/$suite/compat-generated.h" >"$results/$suite-check-ko.tap"
+	cat "$results/$suite-check-ko.tap"
+	count_tap "$results/$suite-check-ko.tap"
+	# compat.h's function types against this kernel's own source.
+	echo "# $suite/check-decls"
+	"$FR_TOP/scripts/check-decls.sh" "$suite" >"$results/$suite-check-decls.tap"
+	cat "$results/$suite-check-decls.tap"
+	count_tap "$results/$suite-check-decls.tap"
 
 	# The debug lane's kernel is bookworm's source: DKMS is tested there.
 	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
@@ -160,6 +171,16 @@ for suite in $FR_SUITES; do
 	cat "$results/$suite-selftests.tap"
 	count_tap "$results/$suite-selftests.tap"
 	hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: mremap selftests VM ran to the end with a clean kernel log (exit $rc)"
+
+	# Secure Boot's refusal, as module.sig_enforce=1 shows it.
+	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
+		fr_log "$suite: module.sig_enforce=1 guest"
+		echo "# $suite/sigenforce"
+		"$FR_TOP/scripts/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log" \
+			>"$results/$suite-sigenforce.tap"
+		cat "$results/$suite-sigenforce.tap"
+		count_tap "$results/$suite-sigenforce.tap"
+	fi
 	finish_suite "$suite"
 done
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/klog.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -20,6 +21,11 @@
 
 #define DEVICE		"/dev/fastremap"
 #define SYMBOLS		"/sys/class/misc/fastremap/symbols"
+#define SIG_ENFORCE	"/sys/module/module/parameters/sig_enforce"
+#define LOCKDOWN	"/sys/kernel/security/lockdown"
+#define SECUREBOOT	"/sys/firmware/efi/efivars/" \
+			"SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+#define DKMS_CERT	"/var/lib/dkms/mok.pub"
 
 #define EXIT_OK		0
 #define EXIT_FAIL	1
@@ -90,6 +96,87 @@ static void advise(int err)
 	}
 }
 
+/* The first line of a small file, without its newline; "" if unreadable. */
+static const char *read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+/* The kernel log line that refused a module for its signature, if any. */
+static int find_sig_refusal(char *out, size_t len)
+{
+	static const char *const marks[] = {
+		"Loading of unsigned module is rejected",
+		"Loading of module with unavailable key is rejected",
+		"unsigned module loading is restricted",
+	};
+	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *log, *line, *save = NULL;
+	int n, found = 0;
+
+	if (size <= 0)
+		return 0;
+	log = malloc((size_t)size + 1);
+	if (!log)
+		return 0;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, size);
+	if (n > 0) {
+		log[n] = 0;
+		for (line = strtok_r(log, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
+				if (strstr(line, marks[k])) {
+					snprintf(out, len, "%s", line);
+					found = 1;
+				}
+	}
+	free(log);
+	return found;
+}
+
+/*
+ * The module is not loaded: is this a kernel that loads only signed
+ * modules (Secure Boot, module.sig_enforce, lockdown)? Then say so, with
+ * the kernel's own refusal if its log is readable, and what to do.
+ */
+static void advise_signature(void)
+{
+	char enforce[16], lockdown[128], refusal[512];
+	unsigned char sb[5] = { 0 };
+	int secure_boot = 0, locked;
+	FILE *f;
+
+	read_line(SIG_ENFORCE, enforce, sizeof(enforce));
+	read_line(LOCKDOWN, lockdown, sizeof(lockdown));
+	f = fopen(SECUREBOOT, "rb");
+	if (f) {
+		secure_boot = fread(sb, 1, sizeof(sb), f) == sizeof(sb) && sb[4] == 1;
+		fclose(f);
+	}
+	locked = lockdown[0] && !strstr(lockdown, "[none]");
+	if (!secure_boot && enforce[0] != 'Y' && !locked)
+		return;
+	printf("signatures:   this kernel loads only modules signed by a key it trusts"
+	       " (Secure Boot %s, module.sig_enforce %s, lockdown %s)\n",
+	       secure_boot ? "on" : "off", enforce[0] ? enforce : "?",
+	       lockdown[0] ? lockdown : "?");
+	if (find_sig_refusal(refusal, sizeof(refusal)))
+		printf("  the kernel refused a module for its signature: %s\n", refusal);
+	printf("  DKMS signs fastremap with its own key: enrol that key once with\n"
+	       "  `mokutil --import %s`, reboot and confirm it in the MOK\n"
+	       "  manager, then `modprobe fastremap` (see fastremap(4), SECURE BOOT)\n",
+	       DKMS_CERT);
+}
+
 static void print_bits(uint64_t v, const char *const names[], int n)
 {
 	printf("%#llx", (unsigned long long)v);
@@ -114,6 +201,7 @@ static void print_symbols(void)
 		       strerror(errno));
 		return;
 	}
+	/* Each function's entry (endbr, sealed, plain) and how it is called. */
 	printf("symbols:      (%s)\n", SYMBOLS);
 	while (fgets(line, sizeof(line), f))
 		printf("  %s%s", line, strchr(line, '\n') ? "" : "\n");
@@ -139,6 +227,7 @@ static int cmd_info(int argc, char **argv)
 	if (stat(DEVICE, &st)) {
 		printf("device:       %s: absent (%s)\n", DEVICE, strerror(errno));
 		advise(ENOENT);
+		advise_signature();
 		printf("fallback:     fastremap() calls mremap(2)\n");
 		return EXIT_NODEV;
 	}

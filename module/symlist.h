@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The internal kernel functions fastremap calls but modules cannot link
+ * against, named here and nowhere else but symbols.c. Each has a static
+ * call of the module's own, fr_sc_<name>, called as fr_call(name, ...)
+ * (symbols.h says why). Its type is the function's own declaration where
+ * a public header has one, so the compiler checks every call against the
+ * kernel's prototype; else the compat.h type fr_<name>_fn, which decls.c
+ * or scripts/check-decls.sh compare with the kernel's declaration.
+ *
+ * symbols.c defines and resolves each one (a missing definition fails the
+ * module's link; a definition the resolver table misses fails the load's
+ * self-check). scripts/check-ko.sh expands this file with the
+ * preprocessor to know which static calls a built module must contain.
+ */
+#ifndef FASTREMAP_SYMLIST_H
+#define FASTREMAP_SYMLIST_H
+
+/* Resolved first, through a kprobe; it resolves all the others. */
+DECLARE_STATIC_CALL(fr_sc_kallsyms_lookup_name, kallsyms_lookup_name);
+
+/* page tables */
+DECLARE_STATIC_CALL(fr_sc___p4d_alloc, __p4d_alloc);
+DECLARE_STATIC_CALL(fr_sc___pud_alloc, __pud_alloc);
+DECLARE_STATIC_CALL(fr_sc___pmd_alloc, __pmd_alloc);
+DECLARE_STATIC_CALL(fr_sc___pte_alloc, __pte_alloc);
+DECLARE_STATIC_CALL(fr_sc___split_huge_pmd, __split_huge_pmd);
+DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_deposit,
+		    pgtable_trans_huge_deposit);
+DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_withdraw,
+		    pgtable_trans_huge_withdraw);
+
+/* TLB and secondary MMUs */
+DECLARE_STATIC_CALL(fr_sc_flush_tlb_mm_range, fr_flush_tlb_mm_range_fn);
+DECLARE_STATIC_CALL(fr_sc_flush_tlb_batched_pending,
+		    fr_flush_tlb_batched_pending_fn);
+DECLARE_STATIC_CALL(fr_sc___mmu_notifier_invalidate_range_start,
+		    __mmu_notifier_invalidate_range_start);
+DECLARE_STATIC_CALL(fr_sc___mmu_notifier_invalidate_range_end,
+		    __mmu_notifier_invalidate_range_end);
+
+/* VMAs and their accounting */
+DECLARE_STATIC_CALL(fr_sc_copy_vma, fr_copy_vma_fn);
+DECLARE_STATIC_CALL(fr_sc_do_munmap, do_munmap);
+DECLARE_STATIC_CALL(fr_sc_vm_stat_account, vm_stat_account);
+DECLARE_STATIC_CALL(fr_sc_may_expand_vm, fr_may_expand_vm_fn);
+DECLARE_STATIC_CALL(fr_sc_security_vm_enough_memory_mm,
+		    security_vm_enough_memory_mm);
+DECLARE_STATIC_CALL(fr_sc_unlink_anon_vmas, fr_unlink_anon_vmas_fn);
+/* get_unmapped_area() became an inline over an internal function in 6.10. */
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+DECLARE_STATIC_CALL(fr_sc___get_unmapped_area, __get_unmapped_area);
+#endif
+
+#endif /* FASTREMAP_SYMLIST_H */

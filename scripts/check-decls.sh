@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Compares compat.h's types of the internal functions no public header
+# declares (module/symlist.h types them fr_<name>_fn) with the declaration
+# in the kernel's own source, Debian's linux-source-<major.minor> of the
+# suite: the compiler decides, on the suite's headers, whether the two
+# types are the same. A kernel that changes one then fails the test build
+# instead of being called with the wrong arguments. Prints TAP.
+# Usage: check-decls.sh SUITE  (after scripts/build-module.sh SUITE)
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+suite=$1
+root=$(fr_root "$suite")
+kver=$(cat "$FR_BUILD/$suite/kver" 2>/dev/null) || fr_die "$suite: build the module first"
+mm=$(printf '%s\n' "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+# The few files declarations are searched in, in this order.
+files="mm/internal.h mm/vma.h include/linux/mm.h include/linux/rmap.h arch/x86/include/asm/tlbflush.h"
+n=0 fail=0
+
+# The source files, extracted once per kernel into the cache (the package
+# is fetched once with apt-get download inside the suite's root; Debian
+# 12's comes from scripts/deps.sh).
+src="$FR_CACHE/kernel-decls/$kver"
+if [ ! -e "$src/.done" ]; then
+	fr_log "$suite: extracting declarations from linux-source-$mm (once)"
+	rm -rf "$src" && mkdir -p "$src"
+	members=$(for f in $files; do printf 'linux-source-%s/%s ' "$mm" "$f"; done)
+	if [ -r "/usr/src/linux-source-$mm.tar.xz" ] && fr_on_host "$suite"; then
+		# shellcheck disable=SC2086
+		tar -xJf "/usr/src/linux-source-$mm.tar.xz" -C "$src" --strip-components=1 \
+			--ignore-failed-read $members 2>/dev/null
+		dpkg-query -W -f='${Version}\n' "linux-source-$mm" >"$src/.version"
+	else
+		dl="/var/tmp/fastremap-src-$(fr_build_id)"
+		rm -rf "${root%/}$dl" && mkdir -p "${root%/}$dl/lists/partial"
+		opts="-o Dir::State::Lists=$dl/lists -o Acquire::Check-Valid-Until=false"
+		# shellcheck disable=SC2086
+		fr_in_root "$suite" sh -c "cd $dl && apt-get -q $opts update >/dev/null &&
+			apt-get -q $opts download linux-source-$mm" >"$src/download.log" 2>&1 ||
+			fr_die "$suite: cannot download linux-source-$mm (log: $src/download.log)"
+		deb=$(ls "${root%/}$dl"/linux-source-"$mm"_*.deb)
+		dpkg-deb -f "$deb" Version >"$src/.version"
+		# shellcheck disable=SC2086
+		dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/linux-source-$mm.tar.xz" |
+			tar -xJ -C "$src" --strip-components=1 $members 2>/dev/null
+		rm -rf "${root%/}$dl"
+	fi
+	[ -r "$src/include/linux/mm.h" ] || fr_die "$suite: no linux-source-$mm sources in $src"
+	touch "$src/.done"
+fi
+echo "# $suite: declarations from linux-source-$mm $(cat "$src/.version")"
+
+# NAME TYPE of each function symlist.h types with a compat.h type, as the
+# module's build expands it for this suite.
+pairs=$(printf '#include "%s"\n#define DECLARE_STATIC_CALL(name, type) fn name type\n#include "symlist.h"\n' \
+	"$FR_BUILD/$suite/compat-generated.h" | cpp -P -I "$FR_TOP/module" - | tr ' ;' '\n\n' |
+	awk 'NF { w[++k] = $0 } END { for (i = 1; i + 2 <= k; i++) if (w[i] == "fn") {
+		name = w[i + 1]; sub(/^fr_sc_/, "", name); if (w[i + 2] == "fr_" name "_fn") print name, w[i + 2] } }')
+
+# The staging folder, inside the suite's build root: the module's headers
+# and one test object per function.
+rel=/var/tmp/fastremap-decls-$(fr_build_id)
+stage="${root%/}$rel" kdir="/lib/modules/$kver/build"
+fr_on_host "$suite" && rel="$FR_BUILD/$suite/decls" stage="$FR_BUILD/$suite/decls" kdir="${root%/}$kdir"
+rm -rf "$stage" && mkdir -p "$stage"
+for h in "$FR_TOP"/module/*.h; do
+	# A compat-generated.h in the source folder is some other kernel's.
+	[ "${h##*/}" = compat-generated.h ] || cp "$h" "$stage/"
+done
+cp "$FR_BUILD/$suite/compat-generated.h" "$stage/"
+echo 'ccflags-y := -I$(src)' >"$stage/Kbuild"
+targets= declared=
+while read -r name type; do
+	[ -n "$name" ] || continue
+	decl= where=
+	for f in $files; do
+		[ -r "$src/$f" ] || continue
+		# The first prototype (not a static inline), up to its semicolon.
+		decl=$(awk -v re="^(extern )?[a-z].*[ *]$name\\\\(" '
+			!on && $0 ~ re && $0 !~ /^static/ { on = 1 }
+			on { print; if (/;/) exit }' "$src/$f")
+		[ -n "$decl" ] && where=$f && break
+	done
+	if [ -z "$decl" ]; then
+		n=$((n + 1)) fail=$((fail + 1))
+		echo "not ok $n - $name: no declaration found in linux-source-$mm ($files)"
+		continue
+	fi
+	{
+		echo '#include "compat.h"'
+		echo "/* $where */"
+		printf '%s\n' "$decl" | sed -E "s/^extern //; s/([ *])$name\\(/\\1fr_decl_$name(/"
+		echo "static_assert(__builtin_types_compatible_p(typeof(fr_decl_$name), $type),"
+		echo "	      \"compat.h's $type is not $name() as $where declares it\");"
+	} >"$stage/d_$name.c"
+	echo "obj-m += d_$name.o" >>"$stage/Kbuild"
+	targets="$targets d_$name.o" declared="$declared $name:$where"
+done <<<"$pairs"
+
+# One kbuild run; -k: each object's failure is that function's answer.
+# shellcheck disable=SC2086
+fr_in_root "$suite" make -C "$kdir" M="$rel" -k $targets >"$stage/build.log" 2>&1
+for d in $declared; do
+	name=${d%%:*} where=${d#*:}
+	n=$((n + 1))
+	if [ -s "$stage/d_$name.o" ]; then
+		echo "ok $n - $name: compat.h's type is the one $where of $kver's source declares"
+	else
+		echo "not ok $n - $name: compat.h's type is the one $where of $kver's source declares"
+		grep -E "error|d_$name\.c" "$stage/build.log" | grep -v '^make' | head -n 12 | sed 's/^/# /'
+		fail=$((fail + 1))
+	fi
+done
+[ "$n" -ge 4 ] || { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - at least 4 functions checked (symlist.h: $(printf '%s\n' "$pairs" | grep -c .))"; }
+echo "1..$n"
+exit $((fail > 0))

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Checks a built fastremap.ko for calls through pointers, which kernel IBT
+# faults on when the target is a sealed function (README: "Internal kernel
+# functions and kernel IBT"). Prints TAP.
+# Usage: check-ko.sh KO COMPAT_GENERATED_H
+#  - no retpoline thunk (__x86_indirect_*) and no `call *`/`jmp *` in the
+#    module's code, but for the allowlist below;
+#  - for every internal function module/symlist.h lists (as the kernel's
+#    feature probes, COMPAT_GENERATED_H, select them), a static call key,
+#    at least one call of its trampoline and a .static_call_sites entry,
+#    which the kernel patches into a direct call at load; and no static
+#    call key the list does not name.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+ko=$1 compat=$2
+n=0 fail=0
+ok() { # ok OK? DESCRIPTION [DIAGNOSTICS]
+	n=$((n + 1))
+	if [ "$1" = 1 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 20 | sed 's/^/# /'
+		fail=$((fail + 1))
+	fi
+}
+[ -r "$ko" ] && [ -r "$compat" ] || fr_die "usage: check-ko.sh KO COMPAT_GENERATED_H"
+dis=$(objdump -dr "$ko") || fr_die "objdump -dr $ko failed"
+
+# Every indirect call or jump, with the relocation that follows it if any.
+# The allowlist:
+#  - `call *pv_ops+N(%rip)`, paravirt operations. Each is a
+#    .parainstructions (7.x: .altinstructions) site the kernel rewrites at
+#    load into a direct call or the native instruction, and its targets
+#    are functions stored in pv_ops, never sealed.
+#  - fr_test_pointer_call(), in test builds only (FR_TEST_HOOKS): make
+#    check-ibt's negative control, which must make one pointer call.
+indirect=$(printf '%s\n' "$dis" | awk '
+	function flush(reloc) {
+		if (pending == "")
+			return
+		if (!(pending ~ /call +\*0x0\(%rip\)/ && reloc ~ /[[:space:]]pv_ops[+-]/) &&
+		    fn != "fr_test_pointer_call")
+			print fn ": " pending (reloc == "" ? "" : " <" reloc ">")
+		pending = ""
+	}
+	/^[0-9a-f]+ <[^>]+>:$/ { flush(""); fn = $2; gsub(/[<>:]/, "", fn); next }
+	/^[[:space:]]+[0-9a-f]+: R_X86_64_/ { r = $0; sub(/^[[:space:]]+/, "", r); flush(r); next }
+	{ flush("") }
+	/^[[:space:]]+[0-9a-f]+:\t/ && /\t(notrack )?(call|jmp)[[:space:]]+\*/ { pending = $0 }
+	END { flush("") }')
+# Retpoline thunks are where calls through registers go on these kernels.
+thunks=$(printf '%s\n' "$dis" | awk '
+	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
+	/R_X86_64_[A-Z0-9]+[[:space:]]+__x86_indirect_/ && fn != "fr_test_pointer_call" { print fn ": " $0 }')
+ok "$([ -z "$thunks" ] && echo 1)" "$ko: no call through a retpoline thunk outside the allowlist" "$thunks"
+ok "$([ -z "$indirect" ] && echo 1)" "$ko: no call *, jmp * outside the allowlist" "$indirect"
+pv=$(printf '%s\n' "$dis" | grep -cE 'R_X86_64_[A-Z0-9]+[[:space:]]+pv_ops[+-]')
+echo "# allowlisted paravirt calls (call *pv_ops+N(%rip)): $pv"
+
+# The functions the module must call, expanded by the preprocessor exactly
+# as the module's build expands them.
+fns=$(printf '#include "%s"\n#define DECLARE_STATIC_CALL(name, type) fn name\n#include "symlist.h"\n' \
+	"$(realpath "$compat")" | cpp -P -I "$FR_TOP/module" - | tr ' ;' '\n\n' |
+	awk 'p { sub(/^fr_sc_/, ""); print; p = 0 } $0 == "fn" { p = 1 }')
+ok "$([ "$(printf '%s\n' "$fns" | grep -c .)" -ge 18 ] && echo 1)" \
+	"symlist.h names the internal functions ($(printf '%s\n' "$fns" | grep -c .))"
+sites=$(objdump -r -j .static_call_sites "$ko" 2>/dev/null |
+	awk '$2 ~ /^R_X86_64_/ { s = $3; sub(/[+-]0x[0-9a-f]+$/, "", s); print s }')
+syms=$(objdump -t "$ko")
+for f in $fns; do
+	key="__SCK__fr_sc_$f" tramp="__SCT__fr_sc_$f"
+	k=$(printf '%s\n' "$syms" | grep -cE "[[:space:]]\.data[^[:space:]]*[[:space:]]+[0-9a-f]+[[:space:]]+$key\$")
+	c=$(printf '%s\n' "$dis" | grep -cE "R_X86_64_(PLT|PC)32[[:space:]]+$tramp-0x4\$")
+	s=$(printf '%s\n' "$sites" | grep -cx "$key")
+	ok "$([ "$k" = 1 ] && [ "$c" -ge 1 ] && [ "$s" -ge 1 ] && echo 1)" \
+		"$f: called through the module's static call ($c calls, $s sites)" \
+		"key defined: $k; branches to $tramp: $c; .static_call_sites entries: $s"
+done
+stray=$(printf '%s\n' "$syms" | grep -oE '__SCK__fr_sc_[A-Za-z0-9_]+$' | sort -u |
+	while read -r k; do grep -qx "${k#__SCK__fr_sc_}" <<<"$fns" || echo "$k"; done)
+ok "$([ -z "$stray" ] && echo 1)" "no static call key outside symlist.h" "$stray"
+echo "1..$n"
+exit $((fail > 0))
