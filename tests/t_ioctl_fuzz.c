@@ -331,6 +331,7 @@ static void fuzz(int fd, uint64_t seed)
 {
 	long bad_ret = 0, changed = 0, leaks = 0, ok_calls = 0;
 	uint64_t before = sentinel_sum();
+	double t0 = fr_now();
 
 	for (int i = 0; i < calls; i++) {
 		struct fastremap_remap r;
@@ -368,6 +369,7 @@ static void fuzz(int fd, uint64_t seed)
 		}
 	}
 	changed = sentinel_sum() != before;
+	tap_diag("%d calls in %.2f s", calls, fr_now() - t0);
 	tap_ok(bad_ret == 0, "fuzz seed %" PRIu64 ": %ld hostile calls, each 0 or -1 with an errno (%ld bad)",
 	       seed, calls - aimed, bad_ret);
 	tap_ok(mem_bad == 0 && moved > 0,
