@@ -195,21 +195,42 @@ static int holds_ends(const struct target *t)
 	       !fr_probe_read(t->addr + last * PG, &w) && w == word0(t->seed, last);
 }
 
-/* A fresh target i in a free slot of the reservation (or anywhere). */
+static int overlaps(const char *a, size_t al, const char *b, size_t bl)
+{
+	return a < b + bl && b < a + al;
+}
+
+/* Whether [p, p+len) lies in the reservation, where nothing else lives. */
+static int in_resv(const char *p, size_t len)
+{
+	return p >= resv && p + len <= resv + RESV_LEN;
+}
+
+/* Whether [p, p+len) overlaps a target other than skip. */
+static int hits_target(const char *p, size_t len, int skip)
+{
+	for (int k = 0; k < NTARGETS; k++)
+		if (k != skip && tg[k].addr && overlaps(p, len, tg[k].addr, tg[k].len))
+			return 1;
+	return 0;
+}
+
+/*
+ * A fresh target i in a free slot of the reservation (or anywhere): only
+ * the reservation's PROT_NONE is replaced, never a neighbour.
+ */
 static void target_new(int i)
 {
 	size_t len = rnd() % 5 ? (1 + rnd() % 64) * PG : (1 + rnd() % 2) * SZ_2M;
 	char *p = MAP_FAILED;
 
-	for (int k = 0; k < 8 && p == MAP_FAILED; k++) {
+	tg[i].addr = NULL;
+	for (int k = 0; k < 16 && p == MAP_FAILED; k++) {
 		char *at = resv + (rnd() % (RESV_LEN / SLOT)) * SLOT + (rnd() % 2) * PG;
 
-		p = mmap(at, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p != MAP_FAILED && p != at) {
-			munmap(p, len);
-			p = MAP_FAILED;
-		}
+		if (!hits_target(at, len, i))
+			p = mmap(at, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	}
 	if (p == MAP_FAILED)
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -219,11 +240,6 @@ static void target_new(int i)
 	tg[i].len = len;
 	tg[i].seed = rnd() | 1;
 	fill_pattern(p, len, tg[i].seed);
-}
-
-static int overlaps(const char *a, size_t al, const char *b, size_t bl)
-{
-	return a < b + bl && b < a + al;
 }
 
 /* One call aimed at target i, and the memory checked after it. */
@@ -248,10 +264,14 @@ static void aimed_call(void)
 	default: r.mremap_flags = MREMAP_MAYMOVE | MREMAP_FIXED; break;
 	}
 	fixed = r.mremap_flags & MREMAP_FIXED;
+	/*
+	 * FIXED targets stay inside the reservation, so that a move never
+	 * replaces anything but targets and PROT_NONE: onto a target (maybe
+	 * itself), or a slot.
+	 */
 	if (fixed) {
-		if (rnd() % 4 == 0)	/* onto a target, maybe itself */
-			dst = tg[rnd() % NTARGETS].addr;
-		else
+		dst = tg[rnd() % NTARGETS].addr;
+		if (rnd() % 4 || !in_resv(dst, new_len))
 			dst = resv + (rnd() % (RESV_LEN / SLOT)) * SLOT + (rnd() % 4 ? 0 : PG);
 	}
 	fr_req_init(&r, t.addr, t.len, new_len, r.mremap_flags, dst);
