@@ -33,53 +33,29 @@
 #include <linux/sched.h>
 #include <linux/huge_mm.h>
 #include <linux/mmu_notifier.h>
-#include <linux/moduleparam.h>
-#include <linux/sysfs.h>
 #include <asm/pgalloc.h>
 #include "compat.h"
 #include "symbols.h"
 #include "pgmove.h"
+#include "testhooks.h"
 
 /*
- * Tests only: N > 0 lets N - 1 more page-table allocations succeed and
- * fails every one after that, until 0 is written, so the test suite can
- * see a move that runs out of memory half way put everything back.
+ * Passes in a row that may make no progress before a move gives up: each
+ * needs a racing retraction or collapse to land between its two walks.
  */
-static atomic_t fail_table_alloc = ATOMIC_INIT(0);
-static int fr_set_fail(const char *val, const struct kernel_param *kp)
-{
-	int n, ret = kstrtoint(val, 0, &n);
+#define FR_MAX_STALLS	8
 
-	if (ret || n < 0)
-		return -EINVAL;
-	atomic_set(&fail_table_alloc, n);
-	return 0;
-}
-
-static int fr_get_fail(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read(&fail_table_alloc));
-}
-
-static const struct kernel_param_ops fr_fail_ops = {
-	.set = fr_set_fail,
-	.get = fr_get_fail,
-};
-module_param_cb(fail_table_alloc, &fr_fail_ops, NULL, 0600);
-MODULE_PARM_DESC(fail_table_alloc,
-		 "fail page-table allocations from the Nth on (tests only)");
-
-/* Whether the injected failure fires on this allocation. */
-static bool fr_inject_fail(void)
-{
-	int n = atomic_read(&fail_table_alloc);
-
-	if (n == 1)
-		return true;
-	if (n > 1)
-		atomic_cmpxchg(&fail_table_alloc, n, n - 1);
-	return false;
-}
+/*
+ * The work one pass may do, and so how long the rmap write locks are held
+ * at a time: every extent visited counts 1, a PTE-level extent one per
+ * page it spans. 2^18 is a 1 GiB move at PTE level (or 512 GiB of PTE
+ * tables or THPs, at PMD level): the largest pass that keeps a 1 GiB move
+ * at one flush. Measured under QEMU TCG (tests/t_remap_latency.c, a
+ * sparse 128 GiB misaligned move), others then wait 8-37 ms for the
+ * locks; with no bound they waited 0.2-1.8 s, blocking fork, exit and
+ * munmap in the fork tree and every mmap of the file meanwhile.
+ */
+#define FR_PASS_BUDGET	(1UL << 18)
 
 enum fr_mode {
 	FR_PREPARE,
@@ -149,14 +125,14 @@ static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
 	p4d_t *p4d;
 
 	if (pgd_none(*pgd)) {
-		if (mode == FR_MOVE || fr_inject_fail() ||
+		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 		    fr_sym.__p4d_alloc(m->mm, pgd, addr))
 			return NULL;
 		fr_allocated(m, addr, PGDIR_SIZE);
 	}
 	p4d = p4d_offset(pgd, addr);
 	if (p4d_none(*p4d)) {
-		if (mode == FR_MOVE || fr_inject_fail() ||
+		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 		    fr_sym.__pud_alloc(m->mm, p4d, addr))
 			return NULL;
 		fr_allocated(m, addr, P4D_SIZE);
@@ -168,7 +144,7 @@ static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
 			 unsigned long addr)
 {
 	if (pud_none(*pud)) {
-		if (mode == FR_MOVE || fr_inject_fail() ||
+		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 		    fr_sym.__pmd_alloc(m->mm, pud, addr))
 			return NULL;
 		fr_allocated(m, addr, PUD_SIZE);
@@ -321,7 +297,12 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
 
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
 		return;
-	old_ptl = pte_lockptr(m->mm, old_pmd);
+	/*
+	 * The lock of the table we read, as __pte_offset_map_lock() takes
+	 * it: the live entry may have changed since (a retraction), and its
+	 * lock would then be another table's.
+	 */
+	old_ptl = pte_lockptr(m->mm, &pmdval);
 	spin_lock(old_ptl);
 	/* The table may have been retracted before we took its lock. */
 	if (!pmd_same(pmdval, READ_ONCE(*old_pmd))) {
@@ -359,12 +340,20 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 			     unsigned long old_addr, unsigned long old_end,
 			     unsigned long new_addr)
 {
-	unsigned long extent;
+	unsigned long extent, cost = 0;
 	pud_t *old_pud, *new_pud;
 	pmd_t *old_pmd, *new_pmd;
 	pmd_t pmd;
 
 	for (; old_addr < old_end; old_addr += extent, new_addr += extent) {
+		/*
+		 * FR_PREPARE ends the pass where its work budget runs out
+		 * (see FR_PASS_BUDGET); FR_MOVE then stops at the same place.
+		 */
+		m->spent += cost;
+		if (mode == FR_PREPARE && m->spent >= FR_PASS_BUDGET)
+			return old_addr;
+		cost = 1;
 		/* Sleeping is allowed here: only rwsems are held between extents. */
 		cond_resched();
 
@@ -407,7 +396,9 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 		}
 
 		/* A PTE table. */
+		cost = extent >> PAGE_SHIFT;
 		if (extent == PMD_SIZE && pmd_none(*new_pmd)) {
+			cost = 1;
 			if (mode == FR_PREPARE ||
 			    fr_move_pmd_table(m, old_pmd, new_pmd))
 				continue;
@@ -416,7 +407,7 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 			return old_addr;
 		}
 		if (pmd_none(*new_pmd)) {
-			if (mode == FR_MOVE || fr_inject_fail() ||
+			if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 			    fr_sym.__pte_alloc(m->mm, new_pmd))
 				return old_addr;
 			fr_allocated(m, new_addr, PMD_SIZE);
@@ -452,7 +443,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 	unsigned long old_end = old_addr + len, done = old_addr;
 	unsigned long prepared, stop;
 	struct mmu_notifier_range range;
-	int pass;
+	int pass, stalls = 0;
 
 	if (!len)
 		return 0;
@@ -467,11 +458,13 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		pass = 0;
 		do {
 			m->table_in_source = false;
+			m->spent = 0;
 			prepared = fr_walk(m, FR_PREPARE, done, old_end,
 					   new_addr + (done - old_addr));
 		} while (m->table_in_source && prepared > done && ++pass < 8);
 		if (prepared == done)
 			break;	/* out of memory for page tables */
+		fr_hook_prepared();
 
 		/*
 		 * Lock order, as in mm/rmap.c: mmap_lock (held by the
@@ -493,7 +486,10 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * walk the moved tables through stale paging-structure
 		 * caches. That is safe while nothing can free, reuse or
 		 * write-protect those pages or tables, and that holds until
-		 * the rmap locks below are dropped: page faults, madvise,
+		 * the rmap locks below are dropped: page faults need
+		 * mmap_lock or, on per-VMA-lock kernels (6.4+), the faulting
+		 * VMA's read lock, which vma_start_write() on both VMAs
+		 * (remap.c) excludes until mmap_lock is released; madvise,
 		 * munmap, mprotect, khugepaged collapse, KSM, NUMA hinting
 		 * and /proc walkers all need mmap_lock, held for write;
 		 * reclaim, migration, folio_mkclean(), truncation and
@@ -506,6 +502,13 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * dropped per entry: with all of the above excluded they
 		 * only order us against lockless GUP-fast, which sees
 		 * either the old or the new entry, both valid.
+		 *
+		 * One flush per pass, and a pass is bounded by FR_PASS_BUDGET
+		 * so that the rmap write locks, which fork, exit, munmap and
+		 * every mmap of the file in other processes wait for, are
+		 * held for milliseconds, not for the whole of a huge move:
+		 * one flush per call up to 1 GiB of PTEs or 512 GiB of
+		 * whole entries, one per such pass beyond.
 		 */
 		if (m->moved) {
 			fr_sym.flush_tlb_mm_range(m->mm, done, stop, PAGE_SHIFT,
@@ -514,8 +517,23 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 			m->moved = false;
 		}
 		fr_rmap_unlock(m->old_vma);
-		if (stop == done)
-			break;	/* no progress even after preparing again */
+		/*
+		 * No progress although every table was prepared: the source
+		 * or destination changed between the two walks. Since 6.6,
+		 * retract_page_tables() (khugepaged, or MADV_COLLAPSE in any
+		 * process mapping the same file) frees empty PTE tables of a
+		 * file VMA under i_mmap_rwsem for read alone, so it can free
+		 * a destination table FR_PREPARE just allocated. mm/mremap.c
+		 * retries such a move (move_ptes() gives -EAGAIN); so do we,
+		 * a bounded number of times, instead of failing with ENOMEM.
+		 */
+		if (stop == done) {
+			if (++stalls > FR_MAX_STALLS)
+				break;
+			fr_hook_stalled();
+			continue;
+		}
+		stalls = 0;
 		done = stop;
 	}
 	fr_mmu_notifier_end(&range);
