@@ -19,12 +19,15 @@ cd "$FR_TOP"
 n=0 fail=0
 for f in module/*.c module/*.h module/probes/*.c uapi/linux/*.h; do
 	n=$((n + 1))
-	out=$(perl "$cp_dir/scripts/checkpatch.pl" --no-tree --terse -f "$f" 2>&1 |
-		grep -v "^total: 0 errors, 0 warnings")
-	if [ -z "$out" ]; then
+	# Its exit status as well as its words: a checkpatch.pl that dies
+	# without a word must not pass the file.
+	out=$(perl "$cp_dir/scripts/checkpatch.pl" --no-tree --terse -f "$f" 2>&1)
+	rc=$?
+	out=$(printf '%s\n' "$out" | grep -v "^total: 0 errors, 0 warnings")
+	if [ "$rc" = 0 ] && [ -z "$out" ]; then
 		echo "ok $n - checkpatch: $f"
 	else
-		echo "not ok $n - checkpatch: $f"
+		echo "not ok $n - checkpatch: $f (exit $rc)"
 		printf '# %s\n' "$out"
 		fail=$((fail + 1))
 	fi

@@ -4,6 +4,11 @@
 # Prints TAP per program, a summary per kernel, and last the line
 # "N passed, N failed, N skipped" over everything. Exits non-zero on any
 # failure. Run as root (chroots, mounts, dkms). See README.md.
+#
+# Only what ran counts: every stream (host test, DKMS test, in-VM program,
+# selftests) must exit 0 and end with a "1..N" plan matching its N result
+# lines, and every SKIP must be listed for its kernel in
+# tests/expected-skips; a listed skip that did not happen is reported.
 set -uo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -15,6 +20,9 @@ HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_preload checkpatch-test.s
 [ "$HOST_TESTS" = none ] && HOST_TESTS=
 
 results="$FR_BUILD/results"
+# Nothing of an earlier run may be read as this run's: a VM runner that
+# dies before QEMU starts must leave no log at all.
+rm -rf "$results"
 mkdir -p "$results"
 
 # The tlb:tlb_flush event (t_remap_tlb counts flushes with it) is enabled
@@ -60,6 +68,76 @@ hcheck() { # hcheck OK? DESCRIPTION
 	fi
 }
 
+# The expected skips: "SUITES | PROGRAM | DESCRIPTION | REASON" lines,
+# SUITES a comma list or "*", DESCRIPTION the start of the skipped case's
+# description. skip_seen[LINE] is set when line LINE matched a SKIP.
+skips_file="$FR_TOP/tests/expected-skips"
+declare -A skip_seen=()
+trim() { local v=$1; v=${v#"${v%%[![:space:]]*}"}; printf '%s' "${v%"${v##*[![:space:]]}"}"; }
+# skip_entries SUITE: "LINE<TAB>PROGRAM<TAB>DESCRIPTION" for the suite.
+skip_entries() {
+	local n=0 line su pr de rest
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		case $line in '#'* | '') continue ;; esac
+		IFS='|' read -r su pr de rest <<<"$line"
+		su=$(trim "$su")
+		case ",$su," in *",$1,"* | ',*,') ;; *) continue ;; esac
+		printf '%s\t%s\t%s\n' "$n" "$(trim "$pr")" "$(trim "$de")"
+	done <"$skips_file"
+}
+
+# check_stream SUITE PROGRAM FILE RC: counts the stream's results, then one
+# harness check that it exited 0 (RC empty: it did not finish), printed
+# one "1..N" plan matching its N result lines, and skipped nothing that
+# tests/expected-skips does not list for SUITE.
+check_stream() {
+	local suite=$1 prog=$2 file=$3 rc=$4 plan nres why=() d ln pr de found
+	count_tap "$file"
+	[ "$rc" = 0 ] || why+=("exit ${rc:-(did not finish)}")
+	plan=$(grep -E '^1\.\.[0-9]+' "$file" | sed -E 's/^1\.\.([0-9]+).*/\1/')
+	nres=$(grep -cE '^(not )?ok [0-9]+' "$file")
+	if [ -z "$plan" ]; then
+		why+=("no 1..N plan")
+	elif [ "$(printf '%s\n' "$plan" | wc -l)" != 1 ]; then
+		why+=("$(printf '%s\n' "$plan" | wc -l) plans")
+	elif [ "$plan" = 0 ] || [ "$plan" != "$nres" ]; then
+		why+=("plan 1..$plan but $nres results")
+	fi
+	while IFS= read -r d; do
+		[ -n "$d" ] || continue
+		found=
+		while IFS=$'\t' read -r ln pr de; do
+			if [ "$pr" = "$prog" ] && [ "${d#"$de"}" != "$d" ]; then
+				found=$ln
+				skip_seen[$suite:$ln]=1
+				break
+			fi
+		done < <(skip_entries "$suite")
+		[ -n "$found" ] || why+=("unexpected SKIP: $d")
+	done < <(grep -E '^ok [0-9]+ .*# SKIP' "$file" | sed -E 's/^ok [0-9]+ (- )?//; s/ # SKIP.*//')
+	if [ ${#why[@]} = 0 ]; then
+		hcheck 1 "$suite/$prog: exit 0, plan 1..$plan matches, no unexpected SKIP"
+	else
+		hcheck 0 "$suite/$prog: $(IFS=';'; printf '%s' "${why[*]}" | sed 's/;/; /g')"
+	fi
+}
+
+# report_unused_skips SUITE PROGRAM...: the listed skips of the programs
+# that ran which did not happen (reported, not failed: they may be fixed).
+report_unused_skips() {
+	local suite=$1 ln pr de p
+	shift
+	while IFS=$'\t' read -r ln pr de; do
+		for p in "$@"; do
+			[ "$p" = "$pr" ] || continue
+			[ -n "${skip_seen[$suite:$ln]:-}" ] && continue
+			echo "# $suite: expected SKIP did not happen (tests/expected-skips line $ln): $pr: $de"
+			unused_skips+=("$suite: $pr: $de (tests/expected-skips line $ln)")
+		done
+	done < <(skip_entries "$suite")
+}
+
 # The sum of one FR-STATS counter over the programs of the suite's VM log.
 stats() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 } END { print s + 0 }'; }
 
@@ -72,9 +150,10 @@ finish_suite() { # finish_suite NAME
 
 summary=()
 reports=()
+unused_skips=()
 fr_log "building userspace and test programs"
 # WERROR=1: warnings fail the project's own build (not a packager's; see userspace/Makefile).
-if ! make -C "$FR_TOP" --no-print-directory WERROR=1 tests >"$results/build-tests.log" 2>&1; then
+if ! make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" tests >"$results/build-tests.log" 2>&1; then
 	tail -n 30 "$results/build-tests.log"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -82,16 +161,20 @@ fi
 bindir="$FR_BUILD/bin"
 
 # Host tests: no kernel module involved.
-s_pass=0 s_fail=0 s_skip=0
+s_pass=0 s_fail=0 s_skip=0 h_n=0
 for t in $HOST_TESTS; do
 	echo "# host/$t"
 	case $t in
 	install-test.sh | build-test.sh) "$FR_TOP/userspace/tests/$t" ;;
 	*.sh) "$FR_TOP/scripts/$t" ;;
 	*) "$bindir/$t" ;;
-	esac | tee "$results/host-$t.tap"
-	count_tap "$results/host-$t.tap"
+	esac >"$results/host-$t.tap"
+	rc=$?
+	cat "$results/host-$t.tap"
+	check_stream host "$t" "$results/host-$t.tap" "$rc"
 done
+# shellcheck disable=SC2086
+report_unused_skips host $HOST_TESTS
 finish_suite host
 
 for suite in $FR_SUITES; do
@@ -110,21 +193,24 @@ for suite in $FR_SUITES; do
 	echo "# $suite/check-ko"
 	"$FR_TOP/scripts/check-ko.sh" "$FR_BUILD/$suite/fastremap.ko" \
 		"$FR_BUILD/$suite/compat-generated.h" >"$results/$suite-check-ko.tap"
+	rc=$?
 	cat "$results/$suite-check-ko.tap"
-	count_tap "$results/$suite-check-ko.tap"
+	check_stream "$suite" check-ko "$results/$suite-check-ko.tap" "$rc"
 	# compat.h's function types against this kernel's own source.
 	echo "# $suite/check-decls"
 	"$FR_TOP/scripts/check-decls.sh" "$suite" >"$results/$suite-check-decls.tap"
+	rc=$?
 	cat "$results/$suite-check-decls.tap"
-	count_tap "$results/$suite-check-decls.tap"
+	check_stream "$suite" check-decls "$results/$suite-check-decls.tap" "$rc"
 
 	# The debug lane's kernel is bookworm's source: DKMS is tested there.
 	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
 		fr_log "$suite: dkms add/build"
 		echo "# $suite/dkms"
 		"$FR_TOP/scripts/dkms-test.sh" "$suite" >"$results/$suite-dkms.tap"
+		rc=$?
 		cat "$results/$suite-dkms.tap"
-		count_tap "$results/$suite-dkms.tap"
+		check_stream "$suite" dkms "$results/$suite-dkms.tap" "$rc"
 	fi
 
 	fr_log "$suite: booting $kver under QEMU"
@@ -132,7 +218,10 @@ for suite in $FR_SUITES; do
 	start=$(date +%s)
 	# shellcheck disable=SC2086
 	"$FR_TOP/scripts/vm-run.sh" "$suite" "$bindir" "$log" $VM_TESTS
+	rc=$?
 	fr_log "$suite: VM finished in $(($(date +%s) - start)) s"
+	touch "$log"
+	hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: VM runner exited 0 ($rc)"
 
 	hcheck "$(grep -q 'FR-KERNEL ' "$log" && echo 1)" "$suite: kernel booted"
 	if [ "$suite" = "$FR_DEBUG_SUITE" ]; then
@@ -145,18 +234,21 @@ for suite in $FR_SUITES; do
 		sed -n "/^FR-BEGIN $t\$/,/^FR-END $t /p" "$log" | sed '1d' >"$results/$suite-$t.tap"
 		echo "# $suite/$t"
 		grep -v '^FR-END' "$results/$suite-$t.tap"
-		count_tap "$results/$suite-$t.tap"
 		rc=$(sed -n "s/^FR-END $t \([0-9]*\)$/\1/p" "$results/$suite-$t.tap")
-		hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: $t finished and exited 0 (${rc:-did not finish})"
+		check_stream "$suite" "$t" "$results/$suite-$t.tap" "$rc"
 	done
 	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$results/$suite-dmesg.log"
 	bad=$(grep -E "$FR_BAD_LOG" "$results/$suite-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
 	# The reliability report: what the programs executed, what they found.
-	report="$suite reliability: $(stats diff_ops) differential ops, $(stats divergences) divergences;"
-	report+=" $(stats stress_scenarios) stress scenarios, $(stats stress_failed) failed;"
-	report+=" $(stats hostile_calls) hostile ioctls; $(stats injected_failures) injected allocation failures;"
-	report+=" kernel-log findings $(printf '%s' "$bad" | grep -c .)"
+	report="$suite reliability: $(stats diff_remaps) remaps compared with mremap(2)"
+	report+=" ($(stats diff_ops) random ops and the big cases): $(stats diff_compared) answered by the ioctl,"
+	report+=" $(stats diff_moved) moves ($(stats diff_large) of 2 MiB or more; entries PUD $(stats diff_pud),"
+	report+=" PMD $(stats diff_pmd), THP $(stats diff_thp), PTE $(stats diff_pte)),"
+	report+=" $(stats diff_declined) declined ($(stats diff_unexplained) by no rule), $(stats divergences) divergences;"
+	report+=" $(stats stress_scenarios) stress scenarios ran, $(stats stress_skipped) skipped, $(stats stress_failed) failed;"
+	report+=" $(stats hostile_calls) hostile ioctls ($(stats hostile_aimed) aimed at mappings, $(stats hostile_moved) moved, memory checked after each);"
+	report+=" $(stats injected_failures) injected allocation failures; kernel-log findings $(printf '%s' "$bad" | grep -c .)"
 	echo "# $report"
 	reports+=("$report")
 	hcheck "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)" \
@@ -169,8 +261,7 @@ for suite in $FR_SUITES; do
 		>"$results/$suite-selftests.tap"
 	rc=$?
 	cat "$results/$suite-selftests.tap"
-	count_tap "$results/$suite-selftests.tap"
-	hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: mremap selftests VM ran to the end with a clean kernel log (exit $rc)"
+	check_stream "$suite" selftests "$results/$suite-selftests.tap" "$rc"
 
 	# Secure Boot's refusal, as module.sig_enforce=1 shows it.
 	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
@@ -178,14 +269,18 @@ for suite in $FR_SUITES; do
 		echo "# $suite/sigenforce"
 		"$FR_TOP/scripts/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log" \
 			>"$results/$suite-sigenforce.tap"
+		rc=$?
 		cat "$results/$suite-sigenforce.tap"
-		count_tap "$results/$suite-sigenforce.tap"
+		check_stream "$suite" sigenforce "$results/$suite-sigenforce.tap" "$rc"
 	fi
+	# shellcheck disable=SC2086
+	report_unused_skips "$suite" dkms setup $VM_TESTS selftests sigenforce
 	finish_suite "$suite"
 done
 
 echo "# ===== summary"
 for l in "${reports[@]}"; do echo "# $l"; done
 for l in "${summary[@]}"; do echo "# $l"; done
+for l in "${unused_skips[@]}"; do echo "# expected SKIP did not happen: $l"; done
 echo "$tot_pass passed, $tot_fail failed, $tot_skip skipped"
 [ "$tot_fail" = 0 ]

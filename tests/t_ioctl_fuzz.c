@@ -5,23 +5,26 @@
  * unmapped, read-only, misaligned, straddling a page end), and remap
  * arguments aimed at a sentinel mapping. Every call must end with 0 or an
  * errno; the sentinel's contents and mapping must never change unless a
- * call succeeded on it; answers must carry no stray data. A second phase
- * closes the file while other threads are inside ioctls on it. The
- * harness fails the run on any kernel-log splat.
+ * call succeeded on it; answers must carry no stray data.
  *
- * Usage: t_ioctl_fuzz [SEED] (fixed seed by default; printed).
+ * Two calls in five aim at real mappings instead: a pool of patterned
+ * targets (1-64 pages, or 2-4 MiB), moved whole with plausible arguments
+ * (FIXED into a reservation, possibly onto another target or over
+ * itself, MAYMOVE, DONTUNMAP, growth, shrink) and now and then one
+ * hostile field. These reach the mover, so the memory is checked after
+ * each of them: a moved target holds its pattern at the new address (a
+ * word of every page, all of the first and last page), its old place is
+ * gone (or empty, for DONTUNMAP); a target a call failed on, and every
+ * target a FIXED destination did not cover, is where it was and intact.
+ *
+ * A second phase closes the file while other threads are inside ioctls on
+ * it. The harness fails the run on any kernel-log splat.
+ *
+ * Usage: t_ioctl_fuzz [SEED [CALLS]] (fixed seed by default; printed).
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#include <linux/fastremap.h>
-#include "tap.h"
+#include "remap_util.h"
 
 #define CALLS		20000
 #define SENTINEL_LEN	(4UL << 20)
@@ -38,6 +41,7 @@ static uint64_t rnd(void)
 
 static char *sentinel, *ro_page, *edge_page;
 static long page;
+static int fd;
 
 /* A checksum of the sentinel's bytes, faulting them in where mapped. */
 static uint64_t sentinel_sum(void)
@@ -130,17 +134,237 @@ static unsigned long hostile_cmd(void)
 
 static int calls = CALLS;
 
+/* ---------------------------------------------------------------------- */
+/* Calls aimed at real mappings                                            */
+
+#define NTARGETS	8
+#define RESV_LEN	(256 * SZ_1M)
+#define SLOT		(8 * SZ_1M)
+
+static struct target {
+	char *addr;
+	size_t len;
+	uint64_t seed;
+} tg[NTARGETS];
+static char *resv;
+static long aimed, moved, mem_bad;
+
+static void mem_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void mem_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (mem_bad++ >= 10)
+		return;
+	printf("# memory wrong: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* The first word of page pg of a pattern (see pattern_page()). */
+static uint64_t word0(uint64_t seed, uint64_t pg)
+{
+	uint64_t s = fr_page_state(seed, pg);
+
+	return fr_xorshift64(&s);
+}
+
+/*
+ * Whether [p, p+len) holds the pattern of pages first.. of seed: a word
+ * of every page, the first and last page whole. Faults count as wrong.
+ */
+static int holds(const char *p, size_t len, uint64_t seed, uint64_t first)
+{
+	uint64_t v;
+
+	for (size_t o = 0; o < len; o += PG)
+		if (fr_probe_read(p + o, &v) || v != word0(seed, first + o / PG))
+			return 0;
+	return check_page(p, seed, first) < 0 &&
+	       check_page(p + len - PG, seed, first + (len - PG) / PG) < 0;
+}
+
+/* The first word of a target's first and last page. */
+static int holds_ends(const struct target *t)
+{
+	uint64_t v, w, last = t->len / PG - 1;
+
+	return !fr_probe_read(t->addr, &v) && v == word0(t->seed, 0) &&
+	       !fr_probe_read(t->addr + last * PG, &w) && w == word0(t->seed, last);
+}
+
+static int overlaps(const char *a, size_t al, const char *b, size_t bl)
+{
+	return a < b + bl && b < a + al;
+}
+
+/* Whether [p, p+len) lies in the reservation, where nothing else lives. */
+static int in_resv(const char *p, size_t len)
+{
+	return p >= resv && p + len <= resv + RESV_LEN;
+}
+
+/* Whether [p, p+len) overlaps a target other than skip. */
+static int hits_target(const char *p, size_t len, int skip)
+{
+	for (int k = 0; k < NTARGETS; k++)
+		if (k != skip && tg[k].addr && overlaps(p, len, tg[k].addr, tg[k].len))
+			return 1;
+	return 0;
+}
+
+/*
+ * A fresh target i in a free slot of the reservation (or anywhere): only
+ * the reservation's PROT_NONE is replaced, never a neighbour.
+ */
+static void target_new(int i)
+{
+	size_t len = rnd() % 5 ? (1 + rnd() % 64) * PG : (1 + rnd() % 2) * SZ_2M;
+	char *p = MAP_FAILED;
+
+	tg[i].addr = NULL;
+	for (int k = 0; k < 16 && p == MAP_FAILED; k++) {
+		char *at = resv + (rnd() % (RESV_LEN / SLOT)) * SLOT + (rnd() % 2) * PG;
+
+		if (!hits_target(at, len, i))
+			p = mmap(at, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	}
+	if (p == MAP_FAILED)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (len >= SZ_2M)
+		madvise(p, len, MADV_HUGEPAGE);
+	tg[i].addr = p;
+	tg[i].len = len;
+	tg[i].seed = rnd() | 1;
+	fill_pattern(p, len, tg[i].seed);
+}
+
+/* One call aimed at target i, and the memory checked after it. */
+static void aimed_call(void)
+{
+	int i = rnd() % NTARGETS, fixed, du, r6 = rnd() % 10;
+	struct target t = tg[i];
+	struct fastremap_remap r;
+	size_t new_len = t.len;
+	char *dst = NULL;
+	long ret;
+
+	switch (rnd() % 6) {
+	case 0: new_len = t.len + (1 + rnd() % 16) * PG; break;
+	case 1: new_len = t.len > PG ? t.len - (1 + rnd() % (t.len / PG - 1)) * PG : t.len; break;
+	default: break;
+	}
+	switch (rnd() % 8) {
+	case 0: r.mremap_flags = MREMAP_MAYMOVE; break;
+	case 1: r.mremap_flags = MREMAP_MAYMOVE | MREMAP_DONTUNMAP; new_len = t.len; break;
+	case 2: r.mremap_flags = MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP; new_len = t.len; break;
+	default: r.mremap_flags = MREMAP_MAYMOVE | MREMAP_FIXED; break;
+	}
+	fixed = r.mremap_flags & MREMAP_FIXED;
+	/*
+	 * FIXED targets stay inside the reservation, so that a move never
+	 * replaces anything but targets and PROT_NONE: onto a target (maybe
+	 * itself), or a slot.
+	 */
+	if (fixed) {
+		dst = tg[rnd() % NTARGETS].addr;
+		if (rnd() % 4 || !in_resv(dst, new_len))
+			dst = resv + (rnd() % (RESV_LEN / SLOT)) * SLOT + (rnd() % 4 ? 0 : PG);
+	}
+	fr_req_init(&r, t.addr, t.len, new_len, r.mremap_flags, dst);
+	/* Now and then one hostile field: the call must fail, changing nothing. */
+	switch (r6) {
+	case 0: r.reserved[rnd() % 3] = rnd() | 1; break;
+	case 1: r.flags = 1U << (rnd() % 32); break;
+	case 2: r.mremap_flags |= 8U << (rnd() % 29); break;
+	case 3: r.old_addr += 1 + rnd() % (PG - 1); break;
+	case 4: r.size = FASTREMAP_REMAP_SIZE_VER0 - 8; break;
+	default: break;
+	}
+	du = r.mremap_flags & MREMAP_DONTUNMAP;
+	aimed++;
+	ret = ioctl(fd, FASTREMAP_IOC_REMAP, &r);
+	if (ret == 0 && r6 < 5)
+		mem_fail("call %ld: a hostile field (case %d) was accepted", aimed, r6);
+	if (ret == 0) {
+		char *na = (char *)(uintptr_t)r.new_addr;
+		size_t keep = t.len < new_len ? t.len : new_len;
+
+		moved++;
+		if (fixed && na != dst)
+			mem_fail("call %ld: FIXED move to %p landed at %p", aimed, dst, na);
+		if (!holds(na, keep, t.seed, 0))
+			mem_fail("call %ld: target %d (%zu pages) not intact at its new address %p",
+				 aimed, i, t.len / PG, na);
+		if (new_len > keep && verify_zero(na + keep, new_len - keep, 0) >= 0)
+			mem_fail("call %ld: target %d: grown tail not zero", aimed, i);
+		/* The old place: empty (DONTUNMAP), or gone. */
+		if (!overlaps(t.addr, t.len, na, new_len)) {
+			uint64_t v;
+
+			if (du && (fr_probe_read(t.addr, &v) || verify_zero(t.addr, t.len, 0) >= 0))
+				mem_fail("call %ld: target %d: DONTUNMAP source not empty", aimed, i);
+			else if (!du && !fr_probe_read(t.addr, &v))
+				mem_fail("call %ld: target %d: old address still mapped", aimed, i);
+			if (du)
+				munmap(t.addr, t.len);
+		}
+		fill_pattern_off(na + keep, new_len - keep, t.seed, keep / PG);
+		tg[i].addr = na;
+		tg[i].len = new_len;
+	}
+	/* Every other target: intact, unless the destination covered it. */
+	for (int k = 0; k < NTARGETS; k++) {
+		if (k == i && ret == 0)
+			continue;
+		if (ret == 0 && overlaps(tg[k].addr, tg[k].len, tg[i].addr, tg[i].len)) {
+			/* What is left of it, outside target i's new place. */
+			char *ks = tg[k].addr, *ke = ks + tg[k].len;
+			char *is = tg[i].addr, *ie = is + tg[i].len;
+
+			if (ks < is)
+				munmap(ks, is - ks);
+			if (ke > ie)
+				munmap(ie, ke - ie);
+			target_new(k);
+			continue;
+		}
+		/*
+		 * Whole checks where the call could write (its own target, a
+		 * FIXED destination), the ends of the others, everything now
+		 * and then.
+		 */
+		if (k != i && !(fixed && overlaps(tg[k].addr, tg[k].len, dst, new_len)) &&
+		    aimed % 256 && holds_ends(&tg[k]))
+			continue;
+		if (!holds(tg[k].addr, tg[k].len, tg[k].seed, 0))
+			mem_fail("call %ld (%s on target %d, ret %ld errno %s): target %d (%zu pages at %p) not intact",
+				 aimed, fr_flagstr(r.mremap_flags), i, ret, ret ? fr_errname(errno) : "0", k,
+				 tg[k].len / PG, tg[k].addr);
+	}
+}
+
 static void fuzz(int fd, uint64_t seed)
 {
 	long bad_ret = 0, changed = 0, leaks = 0, ok_calls = 0;
 	uint64_t before = sentinel_sum();
+	double t0 = fr_now();
 
 	for (int i = 0; i < calls; i++) {
 		struct fastremap_remap r;
-		unsigned long cmd = hostile_cmd();
+		unsigned long cmd;
 		void *arg;
 		size_t len;
 		long ret;
+
+		if (rnd() % 5 < 2) {
+			aimed_call();
+			continue;
+		}
+		cmd = hostile_cmd();
 
 		hostile_remap(&r, &len);
 		switch (rnd() % 5) {
@@ -165,10 +389,14 @@ static void fuzz(int fd, uint64_t seed)
 		}
 	}
 	changed = sentinel_sum() != before;
-	tap_ok(bad_ret == 0, "fuzz seed %" PRIu64 ": %d hostile calls, each 0 or -1 with an errno (%ld bad)",
-	       seed, calls, bad_ret);
+	tap_diag("%d calls in %.2f s", calls, fr_now() - t0);
+	tap_ok(bad_ret == 0, "fuzz seed %" PRIu64 ": %ld hostile calls, each 0 or -1 with an errno (%ld bad)",
+	       seed, calls - aimed, bad_ret);
+	tap_ok(mem_bad == 0 && moved > 0,
+	       "fuzz: %ld calls aimed at %d patterned mappings, %ld of which moved one: memory right after each (%ld wrong)",
+	       aimed, NTARGETS, moved, mem_bad);
 	/* For the harness's per-kernel summary. */
-	tap_diag("FR-STATS hostile_calls=%d", calls);
+	tap_diag("FR-STATS hostile_calls=%d hostile_aimed=%ld hostile_moved=%ld", calls, aimed, moved);
 	tap_ok(!changed, "fuzz: the sentinel mapping is unchanged");
 	tap_ok(leaks == 0, "fuzz: successful answers carry no stray data (%ld of %ld)",
 	       leaks, ok_calls);
@@ -226,8 +454,7 @@ int main(int argc, char **argv)
 	/* Usage: t_ioctl_fuzz [SEED [CALLS]] */
 	if (argc > 2)
 		calls = atoi(argv[2]);
-	int fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
-
+	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
 	page = sysconf(_SC_PAGESIZE);
 	rng = seed * 0x9e3779b97f4a7c15ULL | 1;
 	if (!tap_ok(fd >= 0, "open the device"))
@@ -240,6 +467,12 @@ int main(int argc, char **argv)
 	munmap(edge_page + page, page);
 	for (size_t i = 0; i < SENTINEL_LEN; i += 8)
 		*(uint64_t *)(sentinel + i) = i * 0x9e3779b97f4a7c15ULL;
+	fr_probe_init();
+	resv = mmap(NULL, RESV_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!tap_ok(resv != MAP_FAILED, "reserve %lu MiB for the aimed calls", RESV_LEN >> 20))
+		return tap_done();
+	for (int i = 0; i < NTARGETS; i++)
+		target_new(i);
 	fuzz(fd, seed);
 	close(fd);
 	close_race();

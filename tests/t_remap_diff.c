@@ -61,6 +61,7 @@
  * N operations.
  */
 #define _GNU_SOURCE
+#include <sys/resource.h>
 #include "remap_util.h"
 
 #define USABLE		(48 * SZ_1M)	/* arena size */
@@ -73,6 +74,7 @@
 #define MAX_REPORTS	25
 #define MAXC		512		/* canonical entries per range */
 #define MAX_VMAS	64		/* a fresh epoch beyond this (speed) */
+#define DECLINE_MAX_PCT	12		/* of the remaps (about 6% today) */
 
 #define MM	MREMAP_MAYMOVE
 #define FX	MREMAP_FIXED
@@ -124,6 +126,11 @@ static char min_why[400];
 static struct counts {
 	long remap, ok, fail, declined, declined_bad, div, resync, side,
 	     escape, place, reports, epochs, split, smaps, locks;
+	long two_err;		/* remaps generated with two errors at once */
+	long moved;		/* the ioctl moved (not declined, no error) */
+	long large;		/* ... 2 MiB or more */
+	long lvl[4];		/* moved_pud, moved_pmd, moved_thp, moved_pte */
+	long undeclined;	/* declines no rule of module/remap.c explains */
 } c;
 static char opdesc[256];
 static int snap_ok;	/* the maps snapshot shows the current state */
@@ -748,12 +755,145 @@ static size_t palign(size_t n)
 	return (n + PG - 1) & ~(PG - 1);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Declines                                                                */
+
+/*
+ * The rules under which module/remap.c declines a call (EOPNOTSUPP, so
+ * that the caller uses mremap(2)). Every decline must be explained by one
+ * of them, from the state the call saw; "unexplained" fails the run.
+ */
+enum decline_rule {
+	D_MAP_COUNT, D_VMA_KIND, D_MLOCK, D_SHARED_DUP, D_HUGE_GROW, D_DU_SIZES,
+	D_IN_PLACE, D_SHRINK, D_MULTI_VMA, D_SHRINK_TAIL, D_NRULES
+};
+
+static const char *const decline_name[D_NRULES + 1] = {
+	"near vm.max_map_count", "unsupported VMA (hugetlb, PFN/IO, KSM, uffd, special)",
+	"mlocked growth or DONTUNMAP", "zero old_size of a shared mapping",
+	"growth beyond TASK_SIZE", "DONTUNMAP sizes equal only page-aligned",
+	"growth in place", "plain shrink", "multi-VMA FIXED move (7.x)",
+	"shrinking move whose tail spans VMAs", "unexplained",
+};
+static long declined_by[D_NRULES + 1];
+
+/* VMAs in the last maps snapshot (mm->map_count, give or take [vsyscall]). */
+static long maps_lines(void)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < fr_maps_len; i++)
+		n += fr_maps_buf[i] == '\n';
+	return n;
+}
+static long max_map_count;
+#define TASK_SIZE_X86	0x7ffffffff000UL
+
+/* The VmFlags of the VMA containing addr ("" if none or unreadable). */
+static void vma_flags(uintptr_t addr, char *out, size_t n)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	int in = 0;
+
+	out[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = addr >= s && addr < e;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(out, n, "%.200s", line + 8);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static int has_flag(const char *flags, const char *f)
+{
+	for (const char *p = flags; (p = strstr(p, f)); p += 2)
+		if ((p == flags || p[-1] == ' ') && (p[2] == ' ' || p[2] == '\n' || !p[2]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Which rule explains a decline of remap(old, old_raw, new_raw, flags)
+ * that mremap(2) answered with a_fail/a_err, given the map count at the
+ * call and the current (unchanged) maps snapshot; D_NRULES if none.
+ */
+static enum decline_rule decline_rule(uintptr_t old, size_t old_raw, size_t new_raw,
+				      unsigned int flags, long map_count,
+				      int a_fail, int a_err)
+{
+	size_t ol = palign(old_raw), nl = palign(new_raw), vlen;
+	static const char *const kinds[] = { "ht", "io", "pf", "mm", "de", "mg", "um", "uw", "ui" };
+	char vf[256];
+	struct fr_map m;
+	int shared, locked;
+
+	/* A few VMAs of slack: mremap(2) in the other arena ran first. */
+	if (map_count + 6 + 4 > max_map_count)
+		return D_MAP_COUNT;
+	if (flags & ~(MM | FX | DU))
+		return D_NRULES;
+	if ((flags & DU) && old_raw != new_raw && ol == nl)
+		return D_DU_SIZES;
+	if ((old & (PG - 1)) || !nl)
+		return D_NRULES;
+	/* The first entry from old on, clipped at old only: the VMA's end. */
+	if (maps_parse(old, ~(uintptr_t)0, &m, 1) < 1 || m.start != old)
+		return D_NRULES;
+	vlen = m.end - old;
+	vma_flags(old, vf, sizeof(vf));
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (has_flag(vf, kinds[i]))
+			return D_VMA_KIND;
+	if (m.path[0] == '[' && strcmp(m.path, "[heap]") && strcmp(m.path, "[stack]"))
+		return D_VMA_KIND;
+	shared = m.perms[3] == 's';
+	locked = has_flag(vf, "lo");
+	if (flags & (FX | DU)) {
+		size_t len = ol < nl ? ol : nl;
+
+		if (!ol)
+			return shared ? D_SHARED_DUP : D_NRULES;
+		if (len > vlen)
+			return (flags & FX) && ol == nl && !(a_fail && a_err == EFAULT) ?
+			       D_MULTI_VMA : D_NRULES;
+		if (ol > vlen)
+			return D_SHRINK_TAIL;
+		if (locked && (nl > ol || (flags & DU)))
+			return D_MLOCK;
+		return D_NRULES;
+	}
+	if (ol == nl)
+		return D_NRULES;
+	if (ol > nl)
+		return D_SHRINK;
+	if (!ol)
+		return shared ? D_SHARED_DUP : D_NRULES;
+	if (nl > TASK_SIZE_X86)
+		return D_HUGE_GROW;
+	if (locked)
+		return D_MLOCK;
+	if (ol == vlen && old + nl <= TASK_SIZE_X86 && old + nl > old &&
+	    maps_parse(old + ol, old + nl, &m, 1) == 0)
+		return D_IN_PLACE;
+	return D_NRULES;
+}
+
+static void gen_new_addr(struct remap *r, const struct fr_map *m, int n);
+static void gen_two_errors(struct remap *r, const struct fr_map *m, int n);
+
 /* Picks a random remap, mostly of existing mappings (from arena A). */
 static void gen_remap(struct remap *r)
 {
 	static struct fr_map m[MAXC];
 	int n, fl;
-	size_t maxnew;
 
 	memset(r, 0, sizeof(*r));
 	n = maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE, m, MAXC);
@@ -820,8 +960,75 @@ static void gen_remap(struct remap *r)
 	/* In-place growth may not leave the arena (the guard stops it). */
 
 	/* New address. */
-	if (!(r->flags & FX))
-		return;		/* NULL: DONTUNMAP alone takes it as a hint */
+	if (r->flags & FX)
+		gen_new_addr(r, m, n);
+	/* NULL otherwise: DONTUNMAP alone takes it as a hint. */
+	if (chance(5))
+		gen_two_errors(r, m, n);
+}
+
+/*
+ * Two errors in one call, so that the order in which the ioctl checks its
+ * arguments must be mremap(2)'s: each modifier alone makes the call fail.
+ */
+static void gen_two_errors(struct remap *r, const struct fr_map *m, int n)
+{
+	int first = rnd(10), second = (first + 1 + rnd(9)) % 10;
+
+	c.two_err++;
+	for (int k = 0; k < 2; k++) {
+		switch (k ? second : first) {
+		case 0:		/* misaligned source */
+			r->old_mis = 1 + rnd(PG - 1);
+			break;
+		case 1:		/* an unknown flag */
+			r->flags |= MM | (1u << (3 + rnd(29)));
+			break;
+		case 2:		/* MREMAP_FIXED without MREMAP_MAYMOVE */
+			r->flags = (r->flags & ~MM) | FX;
+			if (!r->new_kind)
+				gen_new_addr(r, m, n);
+			break;
+		case 3:		/* MREMAP_DONTUNMAP that resizes */
+			r->flags |= MM | DU;
+			r->new_size = r->old_size + PG;
+			break;
+		case 4:		/* nothing to map */
+			r->new_size = 0;
+			break;
+		case 5:		/* a FIXED target over the source */
+			r->flags |= MM | FX;
+			r->new_kind = 1;
+			r->new_off = r->old_off;
+			r->new_mis = 0;
+			break;
+		case 6:		/* a misaligned FIXED target */
+			r->flags |= MM | FX;
+			if (!r->new_kind)
+				gen_new_addr(r, m, n);
+			r->new_mis = 1 + rnd(PG - 1);
+			break;
+		case 7:		/* a FIXED target beyond the address space */
+			r->flags |= MM | FX;
+			r->new_kind = 2;
+			r->new_abs = chance(50) ? 0x7ffffffff000UL : ~0UL & ~4095UL;
+			break;
+		case 8:		/* an absurd new size */
+			r->new_size = chance(50) ? ~0UL - PG : 1UL << (47 + rnd(16));
+			break;
+		default:	/* an absurd old size */
+			r->old_size = chance(50) ? ~0UL - PG + 2 : 1UL << (47 + rnd(16));
+			break;
+		}
+	}
+}
+
+/* A MREMAP_FIXED target in the arena, of the kinds worth trying. */
+static void gen_new_addr(struct remap *r, const struct fr_map *m, int n)
+{
+	size_t maxnew;
+	int fl;
+
 	r->new_kind = 1;
 	maxnew = USABLE - palign(r->new_size ? r->new_size : PG);
 	fl = rnd(100);
@@ -942,6 +1149,39 @@ static void flip_word(void *p)
 	fr_probe_write_page(p, pagebuf[1]);
 }
 
+
+/* Counts a decline by the rule that explains it; reports the others. */
+static void count_decline(uintptr_t old, size_t old_raw, size_t new_raw, unsigned int flags,
+			  long map_count, int a_fail, int a_err)
+{
+	enum decline_rule d = decline_rule(old, old_raw, new_raw, flags, map_count,
+					   a_fail, a_err);
+
+	if (minimizing)
+		return;
+	declined_by[d]++;
+	if (d == D_NRULES && c.undeclined++ < 10) {
+		char vf[256];
+
+		vma_flags(old, vf, sizeof(vf));
+		tap_diag("op %d: declined, and no rule of module/remap.c says why: %s (VmFlags:%s)",
+			 op_i, opdesc, vf[0] ? strtok(vf, "\n") : " none");
+	}
+}
+
+/* Counts what a successful ioctl moved, by page-table level. */
+static void count_move(const struct fastremap_remap *fr, size_t len)
+{
+	if (minimizing || !fr_counted(fr))
+		return;
+	c.moved++;
+	c.large += len >= SZ_2M;
+	c.lvl[0] += fr->moved_pud;
+	c.lvl[1] += fr->moved_pmd;
+	c.lvl[2] += fr->moved_thp;
+	c.lvl[3] += fr->moved_pte;
+}
+
 /* Runs the remap in arena x, with the ioctl or mremap(2). */
 static void *exec_remap(int x, const struct remap *r, int ioctl_it, int *err,
 			struct fastremap_remap *out)
@@ -967,6 +1207,7 @@ static void op_remap(const struct remap *rp)
 	void *pa, *pb;
 	int ea, eb, declined = 0, plugged, npa, npb, nn;
 	size_t span, nlo = 0, nlen = 0;
+	long map_count;
 
 	if (!snap_ok)
 		snap();
@@ -976,7 +1217,9 @@ static void op_remap(const struct remap *rp)
 	npa = canon((uintptr_t)ar[0].base, USABLE, pre_a);
 	npb = canon((uintptr_t)ar[1].base, USABLE, pre_b);
 
+	map_count = maps_lines();
 	plugged = plug_for(&r);
+	map_count += nplugs;
 	snap_ok = 0;
 	pa = exec_remap(0, &r, 0, &ea, NULL);
 	pb = exec_remap(1, &r, 1, &eb, &fr);
@@ -987,6 +1230,10 @@ static void op_remap(const struct remap *rp)
 		declined = 1;
 		if (pa == MAP_FAILED)
 			c.declined_bad++;	/* mremap(2) rejects it anyway */
+		/* Which rule: judged on what the call saw, plugs included. */
+		snap();
+		count_decline((uintptr_t)old_addr(1, &r), r.old_size, r.new_size, r.flags,
+			      map_count, pa == MAP_FAILED, ea);
 		/* Declining must change nothing: check B, then use mremap(2). */
 		if (plugged)
 			unplug();
@@ -1060,6 +1307,8 @@ static void op_remap(const struct remap *rp)
 	}
 
 	c.ok++;
+	if (!declined)
+		count_move(&fr, r.new_size);
 	if (r.flags & FX) {
 		if (pb != new_addr(1, &r)) {
 			diverged("FIXED result elsewhere", "the ioctl did not return new_addr");
@@ -1314,6 +1563,420 @@ static int run(int nops, int can_lock)
 	return nops;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Large and PUD-sized moves, mseal, RLIMIT_AS, vm.max_map_count           */
+
+/*
+ * Cases the arenas cannot hold (1-3 GiB moves, PUD-aligned) or that
+ * change the whole process (mseal is forever, limits): each runs on a
+ * twin pair of reservations, mremap(2) in the first, the ioctl in the
+ * second, and is compared like an arena remap: outcome and errno, then
+ * the mappings and every resident page of both twins (sparse mappings
+ * keep the 4 GiB guest comfortable). Counted with the arenas' remaps.
+ */
+struct twin {
+	char *resv[2], *base[2];
+	size_t len, align;
+};
+
+static struct counts big;
+static int feat_pud;
+static int tw_map_count_room;	/* the vm.max_map_count cases */
+#define MAX_MAP_COUNT "/proc/sys/vm/max_map_count"
+
+static int twin_init(struct twin *t, size_t len, size_t align)
+{
+	t->len = len;
+	t->align = align;
+	for (int x = 0; x < 2; x++) {
+		t->resv[x] = mmap(NULL, len + align, PROT_NONE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (t->resv[x] == MAP_FAILED) {
+			if (x)
+				munmap(t->resv[0], len + align);
+			return -1;
+		}
+		t->base[x] = (char *)FR_ALIGN_UP((uintptr_t)t->resv[x], align);
+	}
+	return 0;
+}
+
+static void twin_free(struct twin *t)
+{
+	for (int x = 0; x < 2; x++)
+		munmap(t->resv[x], t->len + t->align);
+}
+
+enum { TW_PRIV, TW_SHARED, TW_THP };
+
+/* The same mapping in both twins, a pattern page every step bytes. */
+static int tw_map(struct twin *t, size_t off, size_t len, int kind, size_t step, uint64_t s)
+{
+	for (int x = 0; x < 2; x++) {
+		char *p = t->base[x] + off;
+
+		if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_NORESERVE | MAP_ANONYMOUS |
+			 (kind == TW_SHARED ? MAP_SHARED : MAP_PRIVATE), -1, 0) != p)
+			return -1;
+		madvise(p, len, kind == TW_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		for (size_t o = 0; o < len; o += step)
+			fill_pattern_off(p + o, PG, s, o / PG);
+	}
+	return 0;
+}
+
+/*
+ * One remap in both twins (new_off < 0: no address), compared. want_pud:
+ * the move is PUD-aligned and whole, so the ioctl must move PUD entries
+ * where the kernel can (FASTREMAP_FEAT_MOVE_PUD).
+ */
+static int tw_remap(struct twin *t, const char *name, size_t old_off, size_t old_size,
+		    size_t new_size, unsigned int flags, long new_off, int want_pud)
+{
+	static struct centry pre[MAXC], now[MAXC];
+	struct fastremap_remap fr = { 0 };
+	char why[400] = "", moved[96] = "", *oa[2], *na[2];
+	void *p[2];
+	int e[2], declined = 0, npre, nn, ok = 1;
+	long mc;
+
+	for (int x = 0; x < 2; x++) {
+		oa[x] = t->base[x] + old_off;
+		na[x] = new_off < 0 ? NULL : t->base[x] + new_off;
+	}
+	snprintf(opdesc, sizeof(opdesc), "%s: remap(+%#zx, %#zx, %#zx, %s, %s%#lx)", name,
+		 old_off, old_size, new_size, fr_flagstr(flags), new_off < 0 ? "NULL " : "+",
+		 new_off < 0 ? 0 : new_off);
+	snap();
+	mc = maps_lines();
+	npre = canon((uintptr_t)t->base[1], t->len, pre);
+	c.remap++;
+	p[0] = sys_mremap(oa[0], old_size, new_size, flags, na[0]);
+	e[0] = errno;
+	if (tw_map_count_room) {
+		/*
+		 * One process holds both twins: give the second call the room
+		 * the first had, by what the first call's VMAs took.
+		 */
+		long d;
+
+		snap();
+		d = maps_lines() - mc;
+		if (d > 0) {
+			char v[32];
+
+			snprintf(v, sizeof(v), "%ld", max_map_count + d);
+			if (!fr_write_str(MAX_MAP_COUNT, v))
+				max_map_count += d;
+			mc += d;
+		}
+	}
+	p[1] = fr_remap(fd, oa[1], old_size, new_size, flags, na[1], &fr);
+	e[1] = errno;
+	if (p[1] == MAP_FAILED && e[1] == EOPNOTSUPP) {
+		declined = 1;
+		c.declined++;
+		snap();
+		nn = canon((uintptr_t)t->base[1], t->len, now);
+		if (nn != npre || memcmp(now, pre, nn * sizeof(now[0]))) {
+			snprintf(why, sizeof(why), "declined, but the mappings changed");
+			ok = 0;
+		}
+		count_decline((uintptr_t)oa[1], old_size, new_size, flags, mc,
+			      p[0] == MAP_FAILED, e[0]);
+		p[1] = sys_mremap(oa[1], old_size, new_size, flags, na[1]);
+		e[1] = errno;
+	}
+	if (ok && ((p[0] == MAP_FAILED) != (p[1] == MAP_FAILED) ||
+		   (p[0] == MAP_FAILED && e[0] != e[1]))) {
+		snprintf(why, sizeof(why), "mremap(2) %s, ioctl %s",
+			 p[0] == MAP_FAILED ? fr_errname(e[0]) : "succeeds",
+			 p[1] == MAP_FAILED ? fr_errname(e[1]) : "succeeds");
+		ok = 0;
+	}
+	if (p[0] == MAP_FAILED && p[1] == MAP_FAILED && ok) {
+		c.fail++;
+		snap();
+		nn = canon((uintptr_t)t->base[1], t->len, now);
+		if (!declined && (nn != npre || memcmp(now, pre, nn * sizeof(now[0])))) {
+			snprintf(why, sizeof(why), "the ioctl failed with %s but changed the mappings",
+				 fr_errname(e[1]));
+			ok = 0;
+		} else if (!declined && maps_differ((uintptr_t)t->base[0], (uintptr_t)t->base[1],
+						    t->len, why, sizeof(why))) {
+			/* mremap(2) changed something before failing: do it in B too. */
+			c.side++;
+			why[0] = 0;
+			sys_mremap(oa[1], old_size, new_size, flags, na[1]);
+		}
+	} else if (p[0] != MAP_FAILED && p[1] != MAP_FAILED && ok) {
+		c.ok++;
+		if (!declined)
+			count_move(&fr, new_size);
+		if (p[0] < (void *)t->base[0] || p[0] >= (void *)(t->base[0] + t->len)) {
+			/* Placed by the kernel, outside the twins: compare, drop. */
+			c.escape++;
+			snap();
+			if (maps_differ((uintptr_t)p[0], (uintptr_t)p[1], palign(new_size), why, sizeof(why)) ||
+			    contents_differ(p[0], p[1], palign(new_size), why, sizeof(why)))
+				ok = 0;
+			munmap(p[0], new_size);
+			munmap(p[1], new_size);
+		} else if ((char *)p[1] - t->base[1] != (char *)p[0] - t->base[0]) {
+			snprintf(why, sizeof(why), "placed at +%#lx by mremap(2), +%#lx by the ioctl",
+				 (long)((char *)p[0] - t->base[0]), (long)((char *)p[1] - t->base[1]));
+			ok = 0;
+		}
+	}
+	if (ok) {
+		snap();
+		if (maps_differ((uintptr_t)t->base[0], (uintptr_t)t->base[1], t->len, why, sizeof(why)) ||
+		    contents_differ(t->base[0], t->base[1], t->len, why, sizeof(why)))
+			ok = 0;
+	}
+	if (ok && want_pud && feat_pud && !declined && p[1] != MAP_FAILED && fr_counted(&fr) &&
+	    !fr.moved_pud) {
+		snprintf(why, sizeof(why), "a whole PUD-aligned range moved without a PUD entry");
+		ok = 0;
+	}
+	c.div += !ok;
+	if (!declined && p[1] != MAP_FAILED && fr_counted(&fr))
+		snprintf(moved, sizeof(moved), "; moved PUD %llu PMD %llu THP %llu PTE %llu",
+			 (unsigned long long)fr.moved_pud, (unsigned long long)fr.moved_pmd,
+			 (unsigned long long)fr.moved_thp, (unsigned long long)fr.moved_pte);
+	tap_ok(ok, "%s: mremap(2) %s, ioctl %s%s%s%s%s", opdesc,
+	       p[0] == MAP_FAILED ? fr_errname(e[0]) : "ok",
+	       declined ? "declined" : p[1] == MAP_FAILED ? fr_errname(e[1]) : "ok",
+	       declined ? " (then mremap(2))" : "", moved, why[0] ? ": " : "", why);
+	return ok;
+}
+
+/* Sizes and placements beyond the arenas, up to 3 GiB. */
+static const struct big_case {
+	const char *name;
+	size_t map_off, map_len;
+	int kind;
+	size_t step;		/* a pattern page every step bytes */
+	size_t old_off, old_size, new_size;
+	unsigned int flags;
+	long new_off;		/* -1: no address */
+	int want_pud;
+	size_t pre_off, pre_len;	/* another mapping first (a target) */
+} big_cases[] = {
+	{ "1G private, PUD-aligned", 0, SZ_1G, TW_PRIV, SZ_2M,
+	  0, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G, 1, 0, 0 },
+	{ "2G private, PUD-aligned", 0, 2 * SZ_1G, TW_PRIV, SZ_4M,
+	  0, 2 * SZ_1G, 2 * SZ_1G, MM | FX, 2 * SZ_1G, 1, 0, 0 },
+	{ "1G private with THPs, PUD-aligned", 0, SZ_1G, TW_THP, 64 * SZ_1M,
+	  0, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G, 1, 0, 0 },
+	{ "1G private, PMD- but not PUD-aligned", SZ_2M, SZ_1G, TW_PRIV, SZ_2M,
+	  SZ_2M, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G + SZ_2M, 0, 0, 0 },
+	{ "256M private, 4K-misaligned (PTE level)", PG, 256 * SZ_1M, TW_PRIV, SZ_1M,
+	  PG, 256 * SZ_1M, 256 * SZ_1M, MM | FX, SZ_1G + 2 * PG, 0, 0, 0 },
+	{ "1G shared anonymous, PUD-aligned", 0, SZ_1G, TW_SHARED, 8 * SZ_1M,
+	  0, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G, 0, 0, 0 },
+	{ "1G private, PUD-aligned, DONTUNMAP", 0, SZ_1G, TW_PRIV, SZ_2M,
+	  0, SZ_1G, SZ_1G, MM | FX | DU, 2 * SZ_1G, 0, 0, 0 },
+	{ "2G private shrinks to 1G while moving, PUD-aligned", 0, 2 * SZ_1G, TW_PRIV, SZ_4M,
+	  0, 2 * SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G, 1, 0, 0 },
+	{ "1G private onto a mapped 1G, PUD-aligned", 0, SZ_1G, TW_PRIV, SZ_2M,
+	  0, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G, 0, 2 * SZ_1G, SZ_1G },
+	{ "1G private grows by 4M, placed by the kernel", 0, SZ_1G, TW_PRIV, SZ_2M,
+	  0, SZ_1G, SZ_1G + SZ_4M, MM, -1, 0, 0, 0 },
+	{ "3G private, PUD-aligned", 0, 3 * SZ_1G, TW_PRIV, 8 * SZ_1M,
+	  0, 3 * SZ_1G, 3 * SZ_1G, MM | FX, 3 * SZ_1G, 1, 0, 0 },
+};
+
+static void big_moves(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(big_cases); i++) {
+		const struct big_case *b = &big_cases[i];
+		struct twin t;
+		uint64_t s = fr_xorshift64(&rng);
+
+		if (twin_init(&t, 6 * SZ_1G, SZ_1G)) {
+			tap_ok(0, "big: %s: reserve 2 x 7G (%s)", b->name, strerror(errno));
+			continue;
+		}
+		if ((b->pre_len && tw_map(&t, b->pre_off, b->pre_len, TW_PRIV, 16 * SZ_1M, s ^ 1)) ||
+		    tw_map(&t, b->map_off, b->map_len, b->kind, b->step, s))
+			tap_ok(0, "big: %s: map (%s)", b->name, strerror(errno));
+		else
+			tw_remap(&t, b->name, b->old_off, b->old_size, b->new_size, b->flags,
+				 b->new_off, b->want_pud);
+		twin_free(&t);
+	}
+}
+
+#ifndef SYS_mseal
+#define SYS_mseal 462
+#endif
+
+/* Sealed sources and targets (mseal, 6.10+): EPERM, in mremap(2)'s order. */
+static void big_mseal(void)
+{
+	static const struct {
+		const char *name;
+		size_t old_off, old_size, new_size;
+		unsigned int flags;
+		long new_off;
+	} cases[] = {
+		{ "sealed source, FIXED move", 0, 16 * PG, 16 * PG, MM | FX, 12 * SZ_1M },
+		{ "sealed source grows", 0, 16 * PG, 32 * PG, MM, -1 },
+		{ "sealed source shrinks", 0, 16 * PG, 8 * PG, 0, -1 },
+		{ "sealed source, DONTUNMAP", 0, 16 * PG, 16 * PG, MM | DU, -1 },
+		{ "FIXED target sealed", 4 * SZ_1M, 16 * PG, 16 * PG, MM | FX, 8 * SZ_1M },
+		{ "sealed source and a misaligned target", 0, 16 * PG, 16 * PG, MM | FX, 12 * SZ_1M + 8 },
+		{ "sealed source and an unknown flag", 0, 16 * PG, 16 * PG, MM | FX | 64, 12 * SZ_1M },
+		{ "sealed source and MREMAP_FIXED without MAYMOVE", 0, 16 * PG, 16 * PG, FX, 12 * SZ_1M },
+		{ "sealed source run past its end", 0, 32 * PG, 32 * PG, MM | FX, 12 * SZ_1M },
+	};
+	struct twin t;
+	char *probe;
+
+	probe = mmap(NULL, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (probe != MAP_FAILED && syscall(SYS_mseal, probe, PG, 0) && errno == ENOSYS) {
+		tap_skip_test("no mseal(2) in this kernel (6.10+)", "big: mseal: sealed sources and targets");
+		munmap(probe, PG);
+		return;
+	}
+	/* Sealed mappings stay for the life of the process: so does the twin. */
+	if (twin_init(&t, 16 * SZ_1M, SZ_2M) ||
+	    tw_map(&t, 0, 16 * PG, TW_PRIV, PG, 0x5ea1) ||
+	    tw_map(&t, 4 * SZ_1M, 16 * PG, TW_PRIV, PG, 0x5ea2) ||
+	    tw_map(&t, 8 * SZ_1M, 16 * PG, TW_PRIV, PG, 0x5ea3)) {
+		tap_ok(0, "big: mseal: set up (%s)", strerror(errno));
+		return;
+	}
+	for (int x = 0; x < 2; x++)
+		if (syscall(SYS_mseal, t.base[x], 16 * PG, 0) ||
+		    syscall(SYS_mseal, t.base[x] + 8 * SZ_1M, 16 * PG, 0)) {
+			tap_ok(0, "big: mseal: seal (%s)", strerror(errno));
+			return;
+		}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		tw_remap(&t, cases[i].name, cases[i].old_off, cases[i].old_size,
+			 cases[i].new_size, cases[i].flags, cases[i].new_off, 0);
+}
+
+static long status_kb(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
+			v = atol(line + strlen(key) + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Growth past RLIMIT_AS: ENOMEM, and nothing changed on either side. */
+static void big_rlimit_as(void)
+{
+	static const struct {
+		const char *name;
+		size_t new_size;
+		unsigned int flags;
+		long new_off;
+	} cases[] = {
+		{ "RLIMIT_AS: growth by moving", 12 * SZ_1M, MM, -1 },
+		{ "RLIMIT_AS: DONTUNMAP", 4 * SZ_1M, MM | DU, -1 },
+		{ "RLIMIT_AS: FIXED growth into a free hole", 12 * SZ_1M, MM | FX, 48 * SZ_1M },
+	};
+	struct rlimit saved, lim;
+	struct twin t;
+
+	if (getrlimit(RLIMIT_AS, &saved) || twin_init(&t, 64 * SZ_1M, SZ_2M) ||
+	    tw_map(&t, 0, 4 * SZ_1M, TW_PRIV, 64 * 1024, 0xa5)) {
+		tap_ok(0, "big: RLIMIT_AS: set up (%s)", strerror(errno));
+		return;
+	}
+	/* A free hole for the FIXED case: the twins' tails unmapped. */
+	for (int x = 0; x < 2; x++)
+		munmap(t.base[x] + 32 * SZ_1M, 32 * SZ_1M);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		lim = saved;
+		lim.rlim_cur = (status_kb("VmSize") << 10) + SZ_2M;
+		if (setrlimit(RLIMIT_AS, &lim)) {
+			tap_ok(0, "big: %s: setrlimit (%s)", cases[i].name, strerror(errno));
+			continue;
+		}
+		tw_remap(&t, cases[i].name, 0, 4 * SZ_1M, cases[i].new_size, cases[i].flags,
+			 cases[i].new_off, 0);
+		setrlimit(RLIMIT_AS, &saved);
+	}
+	twin_free(&t);
+}
+
+/*
+ * vm.max_map_count just above the process's count: mremap(2) fails with
+ * ENOMEM, the ioctl declines (module/remap.c: near the limit) or fails
+ * alike; with room to spare both move.
+ */
+static void big_map_count(void)
+{
+	static const struct {
+		const char *name;
+		long spare;
+	} cases[] = {
+		{ "vm.max_map_count 3 above the map count", 3 },
+		{ "vm.max_map_count 8 above the map count", 8 },
+		{ "vm.max_map_count 64 above the map count", 64 },
+	};
+	char saved[32], v[32];
+	struct twin t;
+
+	if (fr_read_str(MAX_MAP_COUNT, saved, sizeof(saved)) || access(MAX_MAP_COUNT, W_OK)) {
+		tap_skip_test("cannot write " MAX_MAP_COUNT, "big: vm.max_map_count ENOMEM");
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (twin_init(&t, 16 * SZ_1M, SZ_2M) ||
+		    tw_map(&t, 0, SZ_1M, TW_PRIV, PG, 0xc0 + i)) {
+			tap_ok(0, "big: %s: set up (%s)", cases[i].name, strerror(errno));
+			return;
+		}
+		snap();
+		snprintf(v, sizeof(v), "%ld", maps_lines() + cases[i].spare);
+		max_map_count = atol(v);
+		if (fr_write_str(MAX_MAP_COUNT, v)) {
+			tap_ok(0, "big: %s: set it (%s)", cases[i].name, strerror(errno));
+		} else {
+			/* The middle of a mapping into the middle of a reservation: 4 splits. */
+			tw_map_count_room = 1;
+			tw_remap(&t, cases[i].name, 64 * PG, 64 * PG, 64 * PG, MM | FX, 8 * SZ_1M, 0);
+			tw_map_count_room = 0;
+		}
+		fr_write_str(MAX_MAP_COUNT, saved);
+		max_map_count = atol(saved);
+		twin_free(&t);
+	}
+}
+
+static void big_phase(void)
+{
+	struct fastremap_info info;
+	struct counts saved = c;
+	double t0 = fr_now();
+
+	if (inject || trace)
+		return;		/* replaying the arenas' operations */
+	feat_pud = !fr_info(fd, &info) && (info.features & FASTREMAP_FEAT_MOVE_PUD);
+	c = (struct counts){ 0 };
+	big_moves();
+	big_mseal();
+	big_rlimit_as();
+	big_map_count();
+	big = c;
+	c = saved;
+	tap_diag("big: %ld remaps (%ld succeeded, %ld failed alike), %ld declined; moved %ld PUD, %ld PMD, %ld THP, %ld PTE entries; %.2f s",
+		 big.remap, big.ok, big.fail, big.declined, big.lvl[0], big.lvl[1], big.lvl[2],
+		 big.lvl[3], fr_now() - t0);
+}
+
 #define SEED_DEFAULT 20261130
 #define KHP_SLEEP "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs"
 
@@ -1341,6 +2004,7 @@ int main(int argc, char **argv)
 {
 	int nops = NOPS_DEFAULT, can_lock = geteuid() == 0, self_check = 1;
 	double t0 = fr_now();
+	char mmc[32] = "";
 
 	fr_parse_args(&argc, argv);
 	/*
@@ -1373,6 +2037,8 @@ int main(int argc, char **argv)
 		return tap_done();
 
 	khugepaged_pause(1);
+	fr_read_str("/proc/sys/vm/max_map_count", mmc, sizeof(mmc));
+	max_map_count = atol(mmc) > 0 ? atol(mmc) : 65530;
 	nops = run(nops, can_lock);
 	{
 		struct fr_smaps sm;
@@ -1382,8 +2048,13 @@ int main(int argc, char **argv)
 				 sm.rss_kb, sm.anon_huge_kb, sm.swap_kb, sm.locked_kb);
 	}
 
-	tap_diag("%d ops: %ld remaps (%ld succeeded, %ld failed alike), %ld declined (%ld of them invalid anyway)",
-		 nops, c.remap, c.ok, c.fail, c.declined, c.declined_bad);
+	tap_diag("%d ops: %ld remaps (%ld succeeded, %ld failed alike; %ld with two errors), %ld declined (%ld of them invalid anyway)",
+		 nops, c.remap, c.ok, c.fail, c.two_err, c.declined, c.declined_bad);
+	tap_diag("%ld remaps compared with the ioctl's own answer; it moved %ld (%ld of 2 MiB or more): %ld PUD, %ld PMD, %ld THP, %ld PTE entries",
+		 c.remap - c.declined, c.moved, c.large, c.lvl[0], c.lvl[1], c.lvl[2], c.lvl[3]);
+	for (int d = 0; d <= D_NRULES; d++)
+		if (declined_by[d])
+			tap_diag("declined: %ld: %s", declined_by[d], decline_name[d]);
 	tap_diag("%ld escaped moves compared, %ld placement differences, %ld mremap(2) failures with side effects replayed",
 		 c.escape, c.place, c.side);
 	tap_diag("%ld times the VMA split differed (allowed; arenas re-synced)", c.split);
@@ -1391,7 +2062,26 @@ int main(int argc, char **argv)
 		 c.smaps, c.locks);
 	tap_diag("%ld divergences, %ld resyncs, %ld fresh epochs, %.2f s", c.div, c.resync,
 		 c.epochs, fr_now() - t0);
-	tap_diag("FR-STATS diff_ops=%d divergences=%ld", nops, inject ? 0 : c.div);
+	big_phase();
+	tap_diag("FR-STATS diff_ops=%d diff_remaps=%ld diff_compared=%ld diff_moved=%ld diff_large=%ld diff_pud=%ld diff_pmd=%ld diff_thp=%ld diff_pte=%ld diff_declined=%ld diff_unexplained=%ld divergences=%ld",
+		 nops, c.remap + big.remap, c.remap - c.declined + big.remap - big.declined,
+		 c.moved + big.moved, c.large + big.large, c.lvl[0] + big.lvl[0],
+		 c.lvl[1] + big.lvl[1], c.lvl[2] + big.lvl[2], c.lvl[3] + big.lvl[3],
+		 c.declined + big.declined, c.undeclined + big.undeclined,
+		 inject ? 0 : c.div + big.div);
+	/*
+	 * Declines are the module saying "use mremap(2)": each must follow a
+	 * rule of module/remap.c, and they must stay rare, or the ioctl
+	 * would be compared with itself (mremap(2) in both arenas).
+	 */
+	if (!inject && !fr_nodev()) {
+		tap_ok(c.undeclined + big.undeclined == 0,
+		       "every decline follows a rule of module/remap.c (%ld do not)",
+		       c.undeclined + big.undeclined);
+		tap_ok(c.declined * 100 <= c.remap * DECLINE_MAX_PCT,
+		       "declines are at most %d%% of the remaps (%ld of %ld)", DECLINE_MAX_PCT,
+		       c.declined, c.remap);
+	}
 	if (inject)
 		tap_ok(c.div > 0, "seed %" PRIu64 ": %d ops with --inject: divergences found (%ld)",
 		       seed, nops, c.div);
