@@ -145,6 +145,13 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		err = -ENOMEM;
 		if (FR_MUTANT(UNDO_LEAK_VMA))
 			return err;
+		/*
+		 * What the move added to the commit charge goes back, as
+		 * mremap(2) gives it back; with MREMAP_DONTUNMAP the unmap of
+		 * the new range below does it (its VM_ACCOUNT stays).
+		 */
+		if (!dontunmap && !FR_MUTANT(UNDO_LEAK_CHARGE))
+			fr_vm_unacct_memory(r->charged);
 		/* Now the new range is the one to unmap. */
 		vma = new_vma;
 		addr = new_addr;
