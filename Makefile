@@ -86,6 +86,13 @@ check-debug:
 	scripts/build-debug-kernel.sh
 	FASTREMAP_SUITES=debug FASTREMAP_HOST_TESTS=none tests/run.sh
 
+# Planted bugs (tests/mutants): the in-VM suite must fail on each, on the
+# three kernels. Prints which test caught each one.
+check-mutants:
+	scripts/deps.sh
+	scripts/prepare-kernels.sh
+	scripts/check-mutants.sh
+
 install: module userspace
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/module INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	install -D -m 0644 uapi/linux/fastremap.h $(DESTDIR)$(PREFIX)/include/linux/fastremap.h
@@ -116,6 +123,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests bench bench-native check check-long check-debug install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-native check check-long check-debug check-mutants install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:
