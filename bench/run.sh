@@ -175,7 +175,7 @@ run_vm() {
 	local suite=$1 log csv bad rc start pid fpid
 	log="$LOGDIR/$suite-vm.log"
 	fr_log "$suite: building the module"
-	if ! "$FR_TOP/scripts/build-module.sh" "$suite"; then
+	if ! "$FR_TOP/scripts/build-module.sh" "$suite" release; then
 		check "$suite: module builds" 0
 		return
 	fi

@@ -102,7 +102,10 @@ typedef struct vm_area_struct *(*fr_copy_vma_t)(struct vm_area_struct **vmap,
 typedef bool (*fr_may_expand_vm_t)(struct mm_struct *mm,
 				   const vma_flags_t *flags,
 				   unsigned long npages);
-/* 7.x checks a MREMAP_FIXED target before looking up the source. */
+/*
+ * 7.x checks the new length, and a MREMAP_FIXED target, before it looks
+ * up the source (check_mremap_params()).
+ */
 #define FR_MREMAP_EARLY_TARGET_CHECKS 1
 /* 7.x moves a plain MREMAP_FIXED source that spans several VMAs. */
 #define FR_MREMAP_MULTI_VMA_MOVES 1

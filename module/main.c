@@ -94,6 +94,12 @@ static long fr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case _IOC_NR(FASTREMAP_IOC_REMAP):
 		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_REMAP))
 			return -ENOTTY;
+		/*
+		 * Moves need the device open for writing, so that a site's
+		 * read-only grant (a 0640 udev rule, say) allows INFO only.
+		 */
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
 		return fr_ioctl_remap(uarg);
 	}
 	return -ENOTTY;

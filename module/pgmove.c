@@ -33,54 +33,12 @@
 #include <linux/sched.h>
 #include <linux/huge_mm.h>
 #include <linux/mmu_notifier.h>
-#include <linux/moduleparam.h>
-#include <linux/sysfs.h>
 #include <asm/pgalloc.h>
 #include "compat.h"
 #include "symbols.h"
 #include "pgmove.h"
 #include "mutant.h"
-
-/*
- * Tests only: N > 0 lets N - 1 more page-table allocations succeed and
- * fails every one after that, until 0 is written, so the test suite can
- * see a move that runs out of memory half way put everything back.
- */
-static atomic_t fail_table_alloc = ATOMIC_INIT(0);
-static int fr_set_fail(const char *val, const struct kernel_param *kp)
-{
-	int n, ret = kstrtoint(val, 0, &n);
-
-	if (ret || n < 0)
-		return -EINVAL;
-	atomic_set(&fail_table_alloc, n);
-	return 0;
-}
-
-static int fr_get_fail(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read(&fail_table_alloc));
-}
-
-static const struct kernel_param_ops fr_fail_ops = {
-	.set = fr_set_fail,
-	.get = fr_get_fail,
-};
-module_param_cb(fail_table_alloc, &fr_fail_ops, NULL, 0600);
-MODULE_PARM_DESC(fail_table_alloc,
-		 "fail page-table allocations from the Nth on (tests only)");
-
-/* Whether the injected failure fires on this allocation. */
-static bool fr_inject_fail(void)
-{
-	int n = atomic_read(&fail_table_alloc);
-
-	if (n == 1)
-		return true;
-	if (n > 1)
-		atomic_cmpxchg(&fail_table_alloc, n, n - 1);
-	return false;
-}
+#include "testhooks.h"
 
 enum fr_mode {
 	FR_PREPARE,
@@ -150,14 +108,14 @@ static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
 	p4d_t *p4d;
 
 	if (pgd_none(*pgd)) {
-		if (mode == FR_MOVE || fr_inject_fail() ||
+		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 		    fr_sym.__p4d_alloc(m->mm, pgd, addr))
 			return NULL;
 		fr_allocated(m, addr, PGDIR_SIZE);
 	}
 	p4d = p4d_offset(pgd, addr);
 	if (p4d_none(*p4d)) {
-		if (mode == FR_MOVE || fr_inject_fail() ||
+		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 		    fr_sym.__pud_alloc(m->mm, p4d, addr))
 			return NULL;
 		fr_allocated(m, addr, P4D_SIZE);
@@ -169,7 +127,7 @@ static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
 			 unsigned long addr)
 {
 	if (pud_none(*pud)) {
-		if (mode == FR_MOVE || fr_inject_fail() ||
+		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 		    fr_sym.__pmd_alloc(m->mm, pud, addr))
 			return NULL;
 		fr_allocated(m, addr, PUD_SIZE);
@@ -422,7 +380,7 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 			return old_addr;
 		}
 		if (pmd_none(*new_pmd)) {
-			if (mode == FR_MOVE || fr_inject_fail() ||
+			if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
 			    fr_sym.__pte_alloc(m->mm, new_pmd))
 				return old_addr;
 			fr_allocated(m, new_addr, PMD_SIZE);
@@ -478,6 +436,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		} while (m->table_in_source && prepared > done && ++pass < 8);
 		if (prepared == done)
 			break;	/* out of memory for page tables */
+		fr_hook_prepared();
 
 		/*
 		 * Lock order, as in mm/rmap.c: mmap_lock (held by the

@@ -35,6 +35,8 @@
 
 struct fr_remap {
 	unsigned long addr, old_len, new_len, new_addr, flags;
+	/* Where the caller's request structure is: the result goes there. */
+	unsigned long req_start, req_end;
 	unsigned long charged;	/* pages charged to the commit limit */
 	struct fr_move_stats stats;
 };
@@ -96,6 +98,31 @@ static long fr_check_new_addr(struct fr_remap *r)
 static unsigned long fr_pgoff(struct vm_area_struct *vma, unsigned long addr)
 {
 	return vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT);
+}
+
+static bool fr_overlaps(unsigned long start, unsigned long end,
+			unsigned long addr, unsigned long len)
+{
+	return start < addr + len && addr < end;
+}
+
+/*
+ * The result is written to the request structure after the move. Were it
+ * inside a range the call changes, that write would land on moved memory
+ * (in a MREMAP_FIXED target), fault (in a source that is unmapped now,
+ * losing the new address) or fault a fresh page into an emptied
+ * DONTUNMAP source; mremap(2) writes no user memory at all. So such a
+ * call is left to mremap(2). Called under mmap_lock with every address
+ * final, just before the commit charge, so a call that fails its checks
+ * still gets mremap(2)'s errno.
+ */
+static long fr_check_request(struct fr_remap *r)
+{
+	if (fr_overlaps(r->req_start, r->req_end, r->addr, r->old_len))
+		return FR_DECLINE;
+	if (fr_overlaps(r->req_start, r->req_end, r->new_addr, r->new_len))
+		return FR_DECLINE;
+	return 0;
 }
 
 /*
@@ -329,6 +356,9 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 		return res;
 	if (!(r->flags & MREMAP_FIXED))
 		r->new_addr = res;
+	err = fr_check_request(r);
+	if (err)
+		return err;
 	err = fr_charge(mm, vma, r);
 	if (err)
 		return err;
@@ -385,6 +415,9 @@ static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 	if (IS_ERR_VALUE(res))
 		return res;
 	r->new_addr = res;
+	err = fr_check_request(r);
+	if (err)
+		return err;
 	err = fr_charge(mm, vma, r);
 	if (err)
 		return err;
@@ -439,11 +472,18 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 	r->new_len = PAGE_ALIGN(new_len_raw);
 	if (!r->new_len)
 		return -EINVAL;
-	if (FR_MREMAP_EARLY_TARGET_CHECKS &&
-	    (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
-		ret = fr_check_new_addr(r);
-		if (ret)
-			return ret;
+	/*
+	 * 7.x's check_mremap_params(): the new length, and the target of a
+	 * call that names one, are checked before the source is looked up.
+	 */
+	if (FR_MREMAP_EARLY_TARGET_CHECKS) {
+		if (r->new_len > TASK_SIZE)
+			return -EINVAL;
+		if (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+			ret = fr_check_new_addr(r);
+			if (ret)
+				return ret;
+		}
 	}
 
 	if (mmap_write_lock_killable(mm))
@@ -474,6 +514,8 @@ long fr_ioctl_remap(void __user *uarg)
 	if (copy_to_user(uarg, &req, min_t(u32, usize, sizeof(req))))
 		return -EFAULT;
 
+	r.req_start = untagged_addr((unsigned long)uarg);
+	r.req_end = r.req_start + min_t(u32, usize, sizeof(req));
 	r.addr = untagged_addr(req.old_addr);
 	r.new_addr = req.new_addr;
 	r.flags = req.mremap_flags;

@@ -16,14 +16,18 @@
 
 struct fr_symbols fr_sym;
 
+#ifdef FR_TEST_HOOKS
 /*
- * Tests only: one more name to resolve as if it were required, so the
- * test suite can see a missing symbol fail the load with its name.
+ * Test builds only: one more name to resolve as if it were required, so
+ * the test suite can see a missing symbol fail the load with its name.
  */
 static char *extra_symbol;
 module_param(extra_symbol, charp, 0400);
 MODULE_PARM_DESC(extra_symbol,
 		 "also require this symbol at load (tests the failure path)");
+#else
+#define extra_symbol NULL
+#endif
 
 static unsigned long (*fr_kallsyms_lookup_name)(const char *name);
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds fastremap.ko for one suite's kernel, with that kernel's headers and
-# compiler, into $FR_BUILD/SUITE/fastremap.ko. Usage: build-module.sh SUITE
+# compiler, into $FR_BUILD/SUITE/fastremap.ko.
+# Usage: build-module.sh SUITE [test|release]
+# test (the default): with the hooks the test suite drives (FR_TEST_HOOKS);
+# release: as DKMS and `make install` build it, for the benchmark.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-suite=$1
+suite=$1 kind=${2:-test}
 root=$(fr_root "$suite")
 kver=$(fr_kver "$root")
 [ -n "$kver" ] || fr_die "$suite: no kernel; run scripts/prepare-kernels.sh"
@@ -20,8 +23,14 @@ if fr_on_host "$suite"; then
 	rel="$out/src" stage="$out/src" kdir="${root%/}$kdir"
 fi
 fr_stage_src "$stage"
+case $kind in
+test) hooks=1 ;;
+release) hooks= ;;
+*) fr_die "build kind must be test or release, not $kind" ;;
+esac
 # FASTREMAP_MUTANT=name plants one bug (module/mutant.h; make check-mutants).
-if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" \
+[ -z "${FASTREMAP_MUTANT:-}" ] || [ "$kind" = test ] || fr_die "mutants are test builds"
+if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" FR_TEST_HOOKS=$hooks \
 	${FASTREMAP_MUTANT:+FR_MUTANT="$FASTREMAP_MUTANT"} \
 	>"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log" >&2

@@ -63,11 +63,29 @@ struct fastremap_info {
  *      tlb_flushes describe what this call did.
  *
  * Errors are those mremap(2) gives for the same call on the same kernel,
- * and the caller's memory is unchanged after any of them, plus:
+ * plus EOPNOTSUPP below. Most leave the caller's memory as it was; these
+ * can follow a change, as mremap(2)'s own ENOMEM can:
+ * ENOMEM: page tables for the destination could not be allocated part way
+ *      through the move. What had moved was moved back, so the memory is
+ *      at the source; but a MREMAP_FIXED target was already unmapped, and
+ *      so was the tail of a shrinking move (mremap(2) on 6.x does the
+ *      same). ENOMEM from creating the destination VMA, or from
+ *      splitting one at the tail, likewise follows the unmap of the
+ *      target (and of the tail).
+ * EFAULT: the move was made, but the result could not be written back,
+ *      because another thread unmapped or write-protected the page that
+ *      holds this structure during the call (the module checks that it is
+ *      writable first). The memory is at the new address, which is lost
+ *      unless MREMAP_FIXED gave it. A structure that lies inside a range
+ *      the call changes (the source, the target) is never written: the
+ *      call is declined instead.
  * EOPNOTSUPP: a case the module does not handle (hugetlb, PFN or I/O
  *      mappings, userfaultfd-registered ranges, special mappings, KSM,
- *      mlocked growth, in-place expansion, a plain shrink...): nothing was
- *      changed; call mremap(2) instead.
+ *      mlocked growth, in-place expansion, a plain shrink, this structure
+ *      inside the source or target...): nothing was changed; call
+ *      mremap(2) instead.
+ * EBADF: the descriptor was not opened for writing (moves need it; INFO
+ *      does not): nothing was changed.
  */
 struct fastremap_remap {
 	__u32 size;

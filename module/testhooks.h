@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Hooks the test suite drives, compiled only into test builds
+ * (FR_TEST_HOOKS, set by scripts/build-module.sh; see Kbuild). The module
+ * DKMS and `make install` build has none: each hook is then a constant.
+ */
+#ifndef FASTREMAP_TESTHOOKS_H
+#define FASTREMAP_TESTHOOKS_H
+
+#include <linux/types.h>
+
+#ifdef FR_TEST_HOOKS
+/* fail_table_alloc=N: the Nth page-table allocation on fails. */
+bool fr_hook_table_alloc_fails(void);
+/*
+ * hold_after_prepare=1: the next relocation stops after preparing its
+ * tables, before it takes the rmap locks, reads 2 while it waits there,
+ * and goes on when 0 is written (or after 10 s).
+ */
+void fr_hook_prepared(void);
+#else
+static inline bool fr_hook_table_alloc_fails(void)
+{
+	return false;
+}
+
+static inline void fr_hook_prepared(void)
+{
+}
+#endif
+
+#endif /* FASTREMAP_TESTHOOKS_H */
