@@ -28,12 +28,14 @@ results="$top/results"
 rm -rf "$results"
 mkdir -p "$results" "$top/extra/tests"
 : >"$top/extra/tests/stop-on-fail"
-# As tests/run.sh boots: t_remap_tlb reads this event.
-export FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd"
-export FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-1200}
+# As tests/run.sh boots (t_remap_tlb reads this event), and an Oops or a
+# WARNING panics the guest, which ends QEMU at once (panic=-1): a mutant that
+# oopses a test program would otherwise leave the guest waiting on it.
+export FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd oops=panic panic_on_warn=1"
+export FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-900}
 
 fr_log "building the test programs"
-make -C "$FR_TOP" --no-print-directory tests >"$results/build-tests.log" 2>&1 ||
+make -C "$FR_TOP" --no-print-directory BUILD="$FR_BUILD" tests >"$results/build-tests.log" 2>&1 ||
 	fr_die "test programs do not build ($results/build-tests.log)"
 bindir="$FR_BUILD/bin"
 

@@ -59,16 +59,19 @@ struct sd_case {
 	size_t dst_skew;	/* target offset from 2 MiB alignment */
 	int thp;
 	int all_dirty;		/* mremap(2) marks every moved page */
+	int far;		/* the target in the next GiB: another PMD table */
 };
 
 static const struct sd_case sd_cases[] = {
 	/* PTE by PTE: the target is 4 KiB off the source's alignment. */
-	{ "4 MiB moved PTE by PTE", 4 * SZ_1M, PG, 0, 1 },
-	{ "one page", PG, 0, 0, 1 },
+	{ "4 MiB moved PTE by PTE", 4 * SZ_1M, PG, 0, 1, 0 },
+	{ "one page", PG, 0, 0, 1, 0 },
 	/* Huge PMDs move whole and are marked as a whole. */
-	{ "2 MiB THPs moved whole", 4 * SZ_1M, 0, 1, 1 },
+	{ "2 MiB THPs moved whole", 4 * SZ_1M, 0, 1, 1, 0 },
+	/* Into another PMD table: the THP's deposited PTE table must follow. */
+	{ "2 MiB THPs moved whole into another GiB", 4 * SZ_1M, 0, 1, 1, 1 },
 	/* Whole PTE tables: mremap(2) leaves their entries as they are. */
-	{ "whole PTE tables", 4 * SZ_1M, 0, 0, 0 },
+	{ "whole PTE tables", 4 * SZ_1M, 0, 0, 0, 0 },
 };
 
 /* Maps, fills, clears soft-dirty, moves (module or mremap(2)). */
@@ -82,9 +85,23 @@ static long sd_move(const struct sd_case *c, int use_module, long *present,
 	struct fr_smaps sm;
 
 	*why = "";
-	src = map_aligned(c->len, SZ_2M, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-	dst = fr_pick(c->len + SZ_2M, SZ_2M, &da);
+	if (c->far) {
+		/* The source ends at a GiB boundary, the target starts there + 1 GiB. */
+		char *g = fr_reserve(3 * SZ_1G, &sa);
+
+		da.base = NULL;
+		da.len = 0;
+		g = g ? (char *)FR_ALIGN_UP((uintptr_t)g, SZ_1G) : NULL;
+		src = g ? mmap(g + SZ_1G - c->len, c->len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) : NULL;
+		if (src == MAP_FAILED)
+			src = NULL;
+		dst = g ? g + SZ_1G : NULL;
+	} else {
+		src = map_aligned(c->len, SZ_2M, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
+		dst = fr_pick(c->len + SZ_2M, SZ_2M, &da);
+	}
 	if (!src || !dst) {
 		*why = "cannot map";
 		return -1;
