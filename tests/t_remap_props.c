@@ -7,7 +7,8 @@
  * - soft-dirty: after `echo 4 > /proc/self/clear_refs`, every page moved
  *   entry by entry (PTEs, huge PMDs) reads soft-dirty (pagemap bit 55), as
  *   mremap(2) marks it, so that a checkpointer tracking writes sees the
- *   moved pages as changed;
+ *   moved pages as changed (one case moves THPs into another GiB, so into
+ *   another PMD table, whose deposited PTE tables must follow them);
  * - the errno of calls with two errors at once, which kernels order
  *   differently (6.x looks up the source before checking a MREMAP_FIXED
  *   target; 7.x checks the target first);
