@@ -78,8 +78,9 @@ verdict() {
 	fi
 	# A kernel-log finding: the program running when it was printed.
 	# (Console lines are errors and worse, printed as they happen; the rest
-	# is only in the dump at the end.)
-	bad=$(grep -nE "$FR_BAD_LOG|Kernel panic" "$log" | head -n 1)
+	# is only in the dump at the end.) Kernel lines carry a timestamp: a
+	# test's own output ("0 bad pages") is not a finding.
+	bad=$(grep -nE "^\[ *[0-9]+\.[0-9]+\] .*($FR_BAD_LOG|Kernel panic)" "$log" | head -n 1)
 	if [ -n "$bad" ]; then
 		prog=$(head -n "${bad%%:*}" "$log" | sed -n 's/^FR-BEGIN //p' | tail -n 1)
 		head -n "${bad%%:*}" "$log" | grep -q '^FR-DMESG-BEGIN$' &&
