@@ -40,6 +40,24 @@
 #include "mutant.h"
 #include "testhooks.h"
 
+/*
+ * Passes in a row that may make no progress before a move gives up: each
+ * needs a racing retraction or collapse to land between its two walks.
+ */
+#define FR_MAX_STALLS	8
+
+/*
+ * The work one pass may do, and so how long the rmap write locks are held
+ * at a time: every extent visited counts 1, a PTE-level extent one per
+ * page it spans. 2^18 is a 1 GiB move at PTE level (or 512 GiB of PTE
+ * tables or THPs, at PMD level): the largest pass that keeps a 1 GiB move
+ * at one flush. Measured under QEMU TCG (tests/t_remap_latency.c, a
+ * sparse 128 GiB misaligned move), others then wait 8-37 ms for the
+ * locks; with no bound they waited 0.2-1.8 s, blocking fork, exit and
+ * munmap in the fork tree and every mmap of the file meanwhile.
+ */
+#define FR_PASS_BUDGET	(1UL << 18)
+
 enum fr_mode {
 	FR_PREPARE,
 	FR_MOVE,
@@ -285,7 +303,12 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
 
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
 		return;
-	old_ptl = pte_lockptr(m->mm, old_pmd);
+	/*
+	 * The lock of the table we read, as __pte_offset_map_lock() takes
+	 * it: the live entry may have changed since (a retraction), and its
+	 * lock would then be another table's.
+	 */
+	old_ptl = pte_lockptr(m->mm, &pmdval);
 	spin_lock(old_ptl);
 	/* The table may have been retracted before we took its lock. */
 	if (!pmd_same(pmdval, READ_ONCE(*old_pmd))) {
@@ -323,12 +346,21 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 			     unsigned long old_addr, unsigned long old_end,
 			     unsigned long new_addr)
 {
-	unsigned long extent;
+	unsigned long budget = fr_hook_pass_budget(FR_PASS_BUDGET);
+	unsigned long extent, cost = 0;
 	pud_t *old_pud, *new_pud;
 	pmd_t *old_pmd, *new_pmd;
 	pmd_t pmd;
 
 	for (; old_addr < old_end; old_addr += extent, new_addr += extent) {
+		/*
+		 * FR_PREPARE ends the pass where its work budget runs out
+		 * (see FR_PASS_BUDGET); FR_MOVE then stops at the same place.
+		 */
+		m->spent += cost;
+		if (mode == FR_PREPARE && m->spent >= budget)
+			return old_addr;
+		cost = 1;
 		/* Sleeping is allowed here: only rwsems are held between extents. */
 		cond_resched();
 
@@ -371,7 +403,9 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 		}
 
 		/* A PTE table. */
+		cost = extent >> PAGE_SHIFT;
 		if (extent == PMD_SIZE && pmd_none(*new_pmd)) {
+			cost = 1;
 			if (mode == FR_PREPARE ||
 			    fr_move_pmd_table(m, old_pmd, new_pmd))
 				continue;
@@ -416,7 +450,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 	unsigned long old_end = old_addr + len, done = old_addr;
 	unsigned long prepared, stop;
 	struct mmu_notifier_range range;
-	int pass;
+	int pass, stalls = 0;
 
 	if (!len)
 		return 0;
@@ -431,6 +465,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		pass = 0;
 		do {
 			m->table_in_source = false;
+			m->spent = 0;
 			prepared = fr_walk(m, FR_PREPARE, done, old_end,
 					   new_addr + (done - old_addr));
 		} while (m->table_in_source && prepared > done && ++pass < 8);
@@ -458,7 +493,10 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * walk the moved tables through stale paging-structure
 		 * caches. That is safe while nothing can free, reuse or
 		 * write-protect those pages or tables, and that holds until
-		 * the rmap locks below are dropped: page faults, madvise,
+		 * the rmap locks below are dropped: page faults need
+		 * mmap_lock or, on per-VMA-lock kernels (6.4+), the faulting
+		 * VMA's read lock, which vma_start_write() on both VMAs
+		 * (remap.c) excludes until mmap_lock is released; madvise,
 		 * munmap, mprotect, khugepaged collapse, KSM, NUMA hinting
 		 * and /proc walkers all need mmap_lock, held for write;
 		 * reclaim, migration, folio_mkclean(), truncation and
@@ -471,6 +509,13 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * dropped per entry: with all of the above excluded they
 		 * only order us against lockless GUP-fast, which sees
 		 * either the old or the new entry, both valid.
+		 *
+		 * One flush per pass, and a pass is bounded by FR_PASS_BUDGET
+		 * so that the rmap write locks, which fork, exit, munmap and
+		 * every mmap of the file in other processes wait for, are
+		 * held for milliseconds, not for the whole of a huge move:
+		 * one flush per call up to 1 GiB of PTEs or 512 GiB of
+		 * whole entries, one per such pass beyond.
 		 */
 		if (m->moved) {
 			if (!FR_MUTANT(NO_FLUSH))
@@ -482,8 +527,23 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 			m->moved = false;
 		}
 		fr_rmap_unlock(m->old_vma);
-		if (stop == done)
-			break;	/* no progress even after preparing again */
+		/*
+		 * No progress although every table was prepared: the source
+		 * or destination changed between the two walks. Since 6.6,
+		 * retract_page_tables() (khugepaged, or MADV_COLLAPSE in any
+		 * process mapping the same file) frees empty PTE tables of a
+		 * file VMA under i_mmap_rwsem for read alone, so it can free
+		 * a destination table FR_PREPARE just allocated. mm/mremap.c
+		 * retries such a move (move_ptes() gives -EAGAIN); so do we,
+		 * a bounded number of times, instead of failing with ENOMEM.
+		 */
+		if (stop == done) {
+			if (++stalls > FR_MAX_STALLS)
+				break;
+			fr_hook_stalled();
+			continue;
+		}
+		stalls = 0;
 		done = stop;
 	}
 	fr_mmu_notifier_end(&range);

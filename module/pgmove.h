@@ -31,6 +31,7 @@ struct fr_move {
 	 */
 	unsigned long src_start, src_end;
 	bool table_in_source;
+	unsigned long spent;	/* work done by this pass so far */
 };
 
 /*

@@ -83,3 +83,30 @@ void fr_hook_prepared(void)
 		pr_warn("hold_after_prepare: nobody released the hold in 10 s\n");
 	atomic_set(&hold_after_prepare, FR_HOLD_OFF);
 }
+
+static atomic_t prepare_retries = ATOMIC_INIT(0);
+
+static const struct kernel_param_ops fr_count_ops = {
+	.get = fr_param_get,
+};
+module_param_cb(prepare_retries, &fr_count_ops, &prepare_retries, 0400);
+MODULE_PARM_DESC(prepare_retries,
+		 "passes that stalled and were prepared again (tests only)");
+
+void fr_hook_stalled(void)
+{
+	atomic_inc(&prepare_retries);
+}
+
+/* Lets a test compare bounded and unbounded passes in one boot. */
+static unsigned long pass_budget;
+module_param(pass_budget, ulong, 0600);
+MODULE_PARM_DESC(pass_budget,
+		 "units of work per pass, 0 for the built-in bound (tests only)");
+
+unsigned long fr_hook_pass_budget(unsigned long dflt)
+{
+	unsigned long n = READ_ONCE(pass_budget);
+
+	return n ? n : dflt;
+}

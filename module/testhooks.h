@@ -18,6 +18,10 @@ bool fr_hook_table_alloc_fails(void);
  * and goes on when 0 is written (or after 10 s).
  */
 void fr_hook_prepared(void);
+/* prepare_retries: how often a pass stalled and the move prepared again. */
+void fr_hook_stalled(void);
+/* pass_budget=N: passes of N units instead of @dflt (0: @dflt). */
+unsigned long fr_hook_pass_budget(unsigned long dflt);
 #else
 static inline bool fr_hook_table_alloc_fails(void)
 {
@@ -26,6 +30,15 @@ static inline bool fr_hook_table_alloc_fails(void)
 
 static inline void fr_hook_prepared(void)
 {
+}
+
+static inline void fr_hook_stalled(void)
+{
+}
+
+static inline unsigned long fr_hook_pass_budget(unsigned long dflt)
+{
+	return dflt;
 }
 #endif
 

@@ -36,9 +36,10 @@ t "dkms.conf version matches VERSION" grep -q "PACKAGE_VERSION=\"$ver\"" "$FR_TO
 t "dkms add" dk add -m fastremap -v "$ver"
 t "dkms build for $kver" dk build -m fastremap -v "$ver" -k "$kver"
 t "dkms built fastremap.ko" sh -c "ls $hostbase/tree/fastremap/$ver/$kver/*/module/fastremap.ko*"
-# The hooks the tests drive exist only in test builds (FR_TEST_HOOKS).
-t "dkms-built module has no test-only parameter" sh -c "ko=\$(ls $hostbase/tree/fastremap/$ver/$kver/*/module/fastremap.ko*) &&
-	! modinfo -p \$ko | grep -E '^(fail_table_alloc|hold_after_prepare|extra_symbol):'"
+# The hooks the tests drive exist only in test builds (FR_TEST_HOOKS), and
+# they are all the module's parameters: the module users get has none.
+t "dkms-built module has no (test-only) parameter" sh -c "ko=\$(ls $hostbase/tree/fastremap/$ver/$kver/*/module/fastremap.ko*) &&
+	[ -z \"\$(modinfo -p \$ko)\" ]"
 t "dkms remove" dk remove -m fastremap -v "$ver" --all
 rm -rf "$hostbase"
 echo "1..$n"

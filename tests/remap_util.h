@@ -163,6 +163,16 @@ static inline void *fr_remap(int fd, void *old, size_t old_size,
 	return p;
 }
 
+/*
+ * The most TLB flushes the module may issue for a move of len bytes: one
+ * per pass, and a pass covers at least 1 GiB (pgmove.c's FR_PASS_BUDGET:
+ * 2^18 PTEs, or as many whole entries).
+ */
+static inline uint64_t fr_max_flushes(size_t len)
+{
+	return len <= (1UL << 30) ? 1 : (len + (1UL << 30) - 1) >> 30;
+}
+
 /* Whether the counters of a fr_remap() result mean anything. */
 static inline int fr_counted(const struct fastremap_remap *r)
 {

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How long a huge move keeps other processes waiting.
+ *
+ * The module holds the rmap write locks (the anon_vma root's rwsem, shared
+ * by a whole fork tree, and the file's i_mmap_rwsem) while it moves a
+ * pass, so every other process that needs them waits: fork and exit in
+ * the same fork tree, and mmap or munmap of the same file anywhere. A pass
+ * is bounded (FR_PASS_BUDGET in pgmove.c), so a 64 GiB misaligned move
+ * must not stall them for long. Each scenario runs the same move through
+ * mremap(2) and through the module, in the same boot, while a process on
+ * the other CPU loops over the waiting operation, and a thread pinned to
+ * the mover's CPU sleeps 1 ms at a time (the move must yield the CPU:
+ * cond_resched() between extents).
+ *
+ * The regions are sparse (one page per 2 MiB) so that 128 GiB fits in the
+ * guest; a misaligned move still visits every PTE slot of them.
+ *
+ * What is measured, so that a busy host (QEMU's vCPUs descheduled for
+ * hundreds of milliseconds at a time) can neither fake nor hide it:
+ * - the longest wait on a lock, from the scheduler's own statistics
+ *   (block_max in /proc/thread-self/sched: time spent uninterruptible, as
+ *   in down_write(); time the host took the vCPU away is not in it) of the
+ *   probe and of each child it forks. Bound: LOCKWAIT_MS. Measured under
+ *   QEMU TCG on a host busy with four other guests: a bounded pass made
+ *   others wait 8-37 ms, mremap(2) 0-2 ms, and with the bound taken out of
+ *   the module the same move made them wait 197 ms (fork tree) and 1820 ms
+ *   (file); the walk that allocates the destination tables runs without
+ *   the locks and is not in it. Each scenario also runs that control, the
+ *   module with its bound lifted through the test-only pass_budget, and
+ *   requires the wait to be seen there: the instrument is not blind.
+ * - how many of its 1 ms sleeps the pinned thread completed during the
+ *   move: at least one per WAKE_EVERY_MS of it (a mover that never yields
+ *   leaves it none; a busy host leaves it a few percent of the ideal).
+ *
+ * Usage: t_remap_latency [GiB]
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <sys/wait.h>
+#include "remap_util.h"
+
+#define LOCKWAIT_MS	100.0	/* the bound on the longest lock wait */
+#define WAKE_EVERY_MS	100.0	/* the pinned thread: a sleep per this much move */
+#define SCHEDSTATS	"/proc/sys/kernel/sched_schedstats"
+#define BUDGET		"/sys/module/fastremap/parameters/pass_budget"
+#define CHUNK		SZ_2M
+
+static size_t len = 128 * SZ_1G;
+static int fd = -1;
+
+/* Shared between the mover and the probe process. */
+struct probe {
+	volatile int phase;	/* 0 before the move, 1 during, 2 after */
+	volatile int ready;
+	volatile long iters[3];
+	volatile double worst_ms[3];
+	volatile double block_ms;	/* longest uninterruptible wait in phase 1 */
+};
+
+/* This task's block_max from /proc/self/sched, in ms; -1 if none. */
+static double block_max_ms(void)
+{
+	char buf[8192], *p;
+	int f = open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC);
+	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
+
+	if (f >= 0)
+		close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, "block_max");
+	p = p ? strchr(p, ':') : NULL;
+	return p ? strtod(p + 1, NULL) : -1;
+}
+
+static double now_ms(void)
+{
+	return fr_now() * 1e3;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+/*
+ * The probe's operation: fork and exit, or map and unmap a page of @memfd.
+ * In the fork tree both sides wait: fork() in the probe (anon_vma_fork())
+ * and the child's unmap of its page of the region (unlink_anon_vmas(),
+ * which exit would do), each counted in its own task's statistics.
+ */
+static void probe_loop(struct probe *pr, int memfd, char *page)
+{
+	int last = 0;
+
+	pin(1);
+	pr->ready = 1;
+	while (pr->phase < 2) {
+		int ph = pr->phase;
+		double t0 = now_ms(), dt;
+
+		/* Writing 0 resets this task's scheduler statistics. */
+		if (ph == 1 && last == 0)
+			fr_write_str("/proc/thread-self/sched", "0");
+		last = ph;
+
+		if (memfd < 0) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				double b;
+
+				munmap(page, PG);
+				b = block_max_ms();
+				if (ph == 1 && b > pr->block_ms)
+					pr->block_ms = b;
+				_exit(0);
+			}
+			waitpid(pid, NULL, 0);
+		} else {
+			void *p = mmap(NULL, PG, PROT_READ, MAP_SHARED, memfd, 0);
+
+			if (p != MAP_FAILED)
+				munmap(p, PG);
+		}
+		dt = now_ms() - t0;
+		pr->iters[ph]++;
+		if (dt > pr->worst_ms[ph])
+			pr->worst_ms[ph] = dt;
+		if (ph == 1) {
+			double b = block_max_ms();
+
+			if (b > pr->block_ms)
+				pr->block_ms = b;
+		}
+	}
+}
+
+/* A thread on the mover's CPU: how late do its 1 ms sleeps wake? */
+static volatile int wake_phase;	/* as struct probe's phase; 3: stop */
+static double wake_worst_ms;
+static long wake_count;
+
+static void *waker(void *arg)
+{
+	(void)arg;
+	pin(0);
+	while (wake_phase < 3) {
+		int ph = wake_phase;
+		double t0 = now_ms(), late;
+
+		usleep(1000);
+		late = now_ms() - t0 - 1.0;
+		if (ph == 1 && late > wake_worst_ms)
+			wake_worst_ms = late;
+		wake_count += ph == 1;
+	}
+	return NULL;
+}
+
+/* A region of @len bytes, 4 KiB past a 2 MiB boundary, one page per chunk touched. */
+static char *make_region(struct fr_area *a, int memfd)
+{
+	char *p = fr_pick(len + PG, SZ_2M, a);
+
+	if (!p)
+		return NULL;
+	p += PG;
+	if (mmap(p, len, PROT_READ | PROT_WRITE,
+		 (memfd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED) |
+		 MAP_FIXED | MAP_NORESERVE, memfd, 0) == MAP_FAILED)
+		return NULL;
+	for (size_t off = 0; off < len; off += CHUNK)
+		*(volatile uint64_t *)(p + off) = off ^ 0xfeed;
+	return p;
+}
+
+static long check_region(const char *p)
+{
+	for (size_t off = 0; off < len; off += CHUNK)
+		if (*(const volatile uint64_t *)(p + off) != (off ^ 0xfeed))
+			return off;
+	return -1;
+}
+
+struct result {
+	double move_ms, worst_ms, base_ms, block_ms, wake_ms;
+	long iters, wakes;
+	int ok;
+};
+
+/*
+ * One run: @shared picks the scenario, @use_module the mover (0 mremap(2),
+ * 1 the module, 2 the module with its pass bound lifted). The probe
+ * is a child of this process, so for the anonymous scenario it belongs to
+ * the region's fork tree (and keeps one page of it, hence its anon_vma).
+ */
+static void run(int shared, int use_module, struct result *res)
+{
+	struct fr_area sa, da;
+	struct probe *pr;
+	pthread_t wt;
+	char *src, *dst, *p;
+	int memfd = -1;
+	pid_t pid;
+	double t0;
+
+	memset(res, 0, sizeof(*res));
+	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pr == MAP_FAILED)
+		return;
+	if (shared) {
+		memfd = memfd_create("fr_latency", 0);
+		if (memfd < 0 || ftruncate(memfd, len))
+			return;
+	}
+	pin(0);
+	src = make_region(&sa, memfd);
+	dst = fr_pick(len, SZ_2M, &da);
+	if (!src || !dst)
+		goto out;
+	pid = fork();
+	if (pid == 0) {
+		/* Keep one page of the region: the anon_vma stays shared. */
+		munmap(src + PG, len - PG);
+		probe_loop(pr, memfd, src);
+		_exit(0);
+	}
+	while (!pr->ready)
+		usleep(1000);
+	usleep(200 * 1000);	/* the baseline */
+	wake_phase = 0;
+	wake_worst_ms = 0;
+	wake_count = 0;
+	pthread_create(&wt, NULL, waker, NULL);
+	usleep(20 * 1000);
+	pr->phase = 1;
+	wake_phase = 1;
+	t0 = now_ms();
+	if (use_module == 2 && fr_write_str(BUDGET, "18446744073709551615"))
+		p = NULL;	/* no test hook: the control cannot run */
+	else if (use_module)
+		p = fr_remap(fd, src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
+	else
+		p = sys_mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	res->move_ms = now_ms() - t0;
+	if (use_module == 2)
+		fr_write_str(BUDGET, "0");
+	wake_phase = 2;
+	usleep(20 * 1000);	/* an iteration blocked by the move ends */
+	pr->phase = 2;
+	wake_phase = 3;
+	pthread_join(wt, NULL);
+	waitpid(pid, NULL, 0);
+	res->worst_ms = pr->worst_ms[1];
+	res->base_ms = pr->worst_ms[0];
+	res->block_ms = pr->block_ms;
+	res->iters = pr->iters[1];
+	res->wake_ms = wake_worst_ms;
+	res->wakes = wake_count;
+	res->ok = p == dst && check_region(dst) < 0;
+out:
+	fr_release(&sa);
+	fr_release(&da);
+	if (memfd >= 0)
+		close(memfd);
+	munmap(pr, PG);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const what[] = {
+		"fork+exit in the same fork tree (anon_vma root)",
+		"mmap+munmap of a page of the same file (i_mmap_rwsem)",
+	};
+	struct result m, f, u;
+	char was[8] = "0";
+
+	if (argc > 1)
+		len = strtoul(argv[1], NULL, 0) * SZ_1G;
+	fd = fr_open();
+	if (!tap_ok(fd >= 0, "open %s", FASTREMAP_DEVICE))
+		return tap_done();
+	fr_read_str(SCHEDSTATS, was, sizeof(was));
+	if (!tap_ok(fr_write_str(SCHEDSTATS, "1") == 0 && block_max_ms() >= 0,
+		    "scheduler statistics on (block_max in /proc/thread-self/sched)"))
+		return tap_done();
+	for (int shared = 0; shared < 2; shared++) {
+		run(shared, 0, &m);
+		run(shared, 1, &f);
+		run(shared, 2, &u);
+		tap_diag("%s during a %zu GiB misaligned move:", what[shared], len / SZ_1G);
+		tap_diag("  mremap(2):  move %.0f ms; longest lock wait %.1f ms; worst operation %.1f ms of %ld (before the move %.1f ms); mover's CPU: %ld sleeps, worst %.1f ms late",
+			 m.move_ms, m.block_ms, m.worst_ms, m.iters, m.base_ms, m.wakes, m.wake_ms);
+		tap_diag("  fastremap:  move %.0f ms; longest lock wait %.1f ms; worst operation %.1f ms of %ld (before the move %.1f ms); mover's CPU: %ld sleeps, worst %.1f ms late",
+			 f.move_ms, f.block_ms, f.worst_ms, f.iters, f.base_ms, f.wakes, f.wake_ms);
+		tap_diag("  control, the module without its pass bound (test-only pass_budget): move %.0f ms; longest lock wait %.1f ms",
+			 u.move_ms, u.block_ms);
+		printf("# FR-STATS lockwait_%s_mremap_ms=%.0f lockwait_%s_fastremap_ms=%.0f lockwait_%s_unbounded_ms=%.0f\n",
+		       shared ? "file" : "fork", m.block_ms, shared ? "file" : "fork", f.block_ms,
+		       shared ? "file" : "fork", u.block_ms);
+		tap_ok(u.ok && u.block_ms >= LOCKWAIT_MS,
+		       "%s: control: without the pass bound the wait is seen (%.1f ms >= %.0f ms)",
+		       what[shared], u.block_ms, LOCKWAIT_MS);
+		tap_ok(m.ok && f.ok, "%s: both moves succeeded, data intact", what[shared]);
+		tap_ok(f.iters >= 3, "%s: the probe ran during the move (%ld times)",
+		       what[shared], f.iters);
+		tap_ok(f.block_ms >= 0 && f.block_ms < LOCKWAIT_MS,
+		       "%s: longest lock wait %.1f ms < %.0f ms (move %.0f ms)",
+		       what[shared], f.block_ms, LOCKWAIT_MS, f.move_ms);
+		tap_ok(f.wakes >= (long)(f.move_ms / WAKE_EVERY_MS),
+		       "%s: a thread on the mover's CPU ran during the move (%ld 1 ms sleeps in %.0f ms)",
+		       what[shared], f.wakes, f.move_ms);
+	}
+	fr_write_str(SCHEDSTATS, was);
+	return tap_done();
+}
