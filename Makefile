@@ -91,6 +91,13 @@ check-debug:
 	scripts/build-debug-kernel.sh
 	FASTREMAP_SUITES=debug FASTREMAP_HOST_TESTS=none tests/run.sh
 
+# Planted bugs (tests/mutants): the in-VM suite must fail on each, on the
+# three kernels. Prints which test caught each one.
+check-mutants:
+	scripts/deps.sh
+	scripts/prepare-kernels.sh
+	scripts/check-mutants.sh
+
 # A machine that enforces kernel IBT, emulated: Debian 13's kernel in Bochs
 # (Tiger Lake model), the module loaded, a move, the log; and a negative
 # control that must log "Missing ENDBR". Slow (about 10 minutes), not in
@@ -159,6 +166,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests bench bench-native check check-long check-debug check-ibt install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-native check check-long check-debug check-ibt check-mutants install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

@@ -37,6 +37,7 @@
 #include "compat.h"
 #include "symbols.h"
 #include "pgmove.h"
+#include "mutant.h"
 #include "testhooks.h"
 
 /*
@@ -221,6 +222,8 @@ static bool fr_move_pmd_table(struct fr_move *m, pmd_t *old_pmd,
 
 static pmd_t fr_soft_dirty_pmd(pmd_t pmd)
 {
+	if (FR_MUTANT(NO_SOFT_DIRTY))
+		return pmd;
 #ifdef CONFIG_MEM_SOFT_DIRTY
 	if (pmd_present(pmd))
 		pmd = pmd_mksoft_dirty(pmd);
@@ -253,7 +256,8 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 		 * split; it lives with the PMD table's lock, so it follows
 		 * the THP to another PMD table.
 		 */
-		if (new_ptl != old_ptl && vma_is_anonymous(m->old_vma)) {
+		if (new_ptl != old_ptl && vma_is_anonymous(m->old_vma) &&
+		    !FR_MUTANT(THP_NO_DEPOSIT)) {
 			pgtable = fr_call(pgtable_trans_huge_withdraw, m->mm,
 					  old_pmd);
 			fr_call(pgtable_trans_huge_deposit, m->mm, new_pmd,
@@ -272,6 +276,8 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 
 static pte_t fr_soft_dirty_pte(pte_t pte)
 {
+	if (FR_MUTANT(NO_SOFT_DIRTY))
+		return pte;
 #ifdef CONFIG_MEM_SOFT_DIRTY
 	if (pte_present(pte))
 		pte = pte_mksoft_dirty(pte);
@@ -512,8 +518,11 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * whole entries, one per such pass beyond.
 		 */
 		if (m->moved) {
-			fr_call(flush_tlb_mm_range, m->mm, done, stop,
-				PAGE_SHIFT, true);
+			if (!FR_MUTANT(NO_FLUSH))
+				fr_call(flush_tlb_mm_range, m->mm, done,
+					FR_MUTANT(FLUSH_2M) ?
+					min(stop, done + PMD_SIZE) : stop,
+					PAGE_SHIFT, true);
 			m->stats.flushes++;
 			m->moved = false;
 		}

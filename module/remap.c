@@ -26,6 +26,7 @@
 #include "compat.h"
 #include "pgmove.h"
 #include "remap.h"
+#include "mutant.h"
 
 /* "Use mremap(2)": nothing was changed. */
 #define FR_DECLINE	(-EOPNOTSUPP)
@@ -51,6 +52,8 @@ static bool fr_vma_supported(struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_MERGEABLE)
 		return false;
 	if (userfaultfd_armed(vma))
+		return false;
+	if (FR_MUTANT(DECLINE_SHARED) && vma->vm_file)
 		return false;
 	/* Special mappings (vDSO...) track their address through these. */
 	if (vma->vm_ops && (vma->vm_ops->mremap || vma->vm_ops->may_split))
@@ -141,7 +144,8 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	bool need_rmap_locks;
 	long err = 0;
 
-	vma_start_write(vma);
+	if (!FR_MUTANT(NO_OLD_VMA_LOCK))
+		vma_start_write(vma);
 	/* need_rmap_locks is not used: the mover always takes them. */
 	new_vma = fr_copy_vma(&vma, new_addr, new_len, fr_pgoff(vma, addr),
 			      &need_rmap_locks, dontunmap);
@@ -149,7 +153,8 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		fr_vm_unacct_memory(r->charged);
 		return -ENOMEM;
 	}
-	vma_start_write(new_vma);
+	if (!FR_MUTANT(NO_NEW_VMA_LOCK))
+		vma_start_write(new_vma);
 
 	fwd.mm = mm;
 	fwd.old_vma = vma;
@@ -161,9 +166,19 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		back.mm = mm;
 		back.old_vma = new_vma;
 		back.new_vma = vma;
-		fr_relocate(&back, new_addr, addr, moved);
+		if (!FR_MUTANT(UNDO_NO_MOVE_BACK))
+			fr_relocate(&back, new_addr, addr, moved);
 		r->stats.flushes += back.stats.flushes;
 		err = -ENOMEM;
+		if (FR_MUTANT(UNDO_LEAK_VMA))
+			return err;
+		/*
+		 * What the move added to the commit charge goes back, as
+		 * mremap(2) gives it back; with MREMAP_DONTUNMAP the unmap of
+		 * the new range below does it (its VM_ACCOUNT stays).
+		 */
+		if (!dontunmap && !FR_MUTANT(UNDO_LEAK_CHARGE))
+			fr_vm_unacct_memory(r->charged);
 		/* Now the new range is the one to unmap. */
 		vma = new_vma;
 		addr = new_addr;
@@ -199,7 +214,7 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		account_start = 0;
 		account_end = 0;
 	}
-	if (vm_flags & VM_LOCKED)
+	if ((vm_flags & VM_LOCKED) && !FR_MUTANT(LOCKED_VM))
 		mm->locked_vm += new_len >> PAGE_SHIFT;
 	mm->hiwater_vm = hiwater_vm;
 

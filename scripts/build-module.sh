@@ -28,7 +28,10 @@ test) hooks=1 ;;
 release) hooks= ;;
 *) fr_die "build kind must be test or release, not $kind" ;;
 esac
+# FASTREMAP_MUTANT=name plants one bug (module/mutant.h; make check-mutants).
+[ -z "${FASTREMAP_MUTANT:-}" ] || [ "$kind" = test ] || fr_die "mutants are test builds"
 if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" FR_TEST_HOOKS=$hooks \
+	${FASTREMAP_MUTANT:+FR_MUTANT="$FASTREMAP_MUTANT"} \
 	>"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log" >&2
 	fr_die "$suite: module build failed (log: $out/build.log)"

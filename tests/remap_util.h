@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -960,6 +961,97 @@ static inline const char *fr_flagstr(unsigned int f)
 	else
 		snprintf(b, sizeof(b), "0");
 	return b;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Process-wide accounting, which a failed move must leave as it was        */
+
+struct fr_acct {
+	long committed_kb;	/* Committed_AS, exact (see fr_committed_kb()) */
+	long vmlck_kb;		/* VmLck: mm->locked_vm */
+	struct fr_smaps sm;	/* Rss, AnonHugePages, Swap, Locked over the ranges given */
+};
+
+/* A "Key: N" field of a /proc file, read without allocating; -1 if absent. */
+static inline long fr_proc_field(const char *path, const char *key)
+{
+	static char buf[16384];
+	size_t kl = strlen(key);
+	ssize_t n;
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (char *l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, key, kl) && l[kl] == ':')
+			return strtol(l + kl + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * Committed_AS to the page: the kernel keeps it as a per-CPU counter whose
+ * pending deltas (up to an eighth of memory per CPU under the default
+ * overcommit policy) /proc/meminfo does not show. Switching the policy to
+ * "never" folds them in (overcommit_policy_handler()), so the value read
+ * right after is exact; the policy is then put back. Needs root.
+ */
+static inline long fr_committed_kb(void)
+{
+	static const char pol[] = "/proc/sys/vm/overcommit_memory";
+	char old[16];
+	long v;
+
+	if (fr_read_str(pol, old, sizeof(old)) || fr_write_str(pol, "2"))
+		return -1;
+	v = fr_proc_field("/proc/meminfo", "Committed_AS");
+	fr_write_str(pol, old);
+	return v;
+}
+
+/*
+ * Reads every counter of *a, the smaps ones summed over the VMAs that
+ * intersect [lo, hi) (the whole process would count the caller's own first
+ * touches of its stack and data too); 0, or -1 if one could not be read.
+ */
+static inline int fr_acct_read(struct fr_acct *a, uintptr_t lo, uintptr_t hi)
+{
+	a->committed_kb = fr_committed_kb();
+	a->vmlck_kb = fr_proc_field("/proc/self/status", "VmLck");
+	if (smaps_range(lo, hi, &a->sm))
+		return -1;
+	return a->committed_kb < 0 || a->vmlck_kb < 0 ? -1 : 0;
+}
+
+/* Describes the first difference between two readings into buf; 0 if none. */
+static inline int fr_acct_diff(const struct fr_acct *a, const struct fr_acct *b,
+			       char *buf, size_t n)
+{
+	static const struct { const char *name; size_t off; } f[] = {
+		{ "Committed_AS", offsetof(struct fr_acct, committed_kb) },
+		{ "VmLck", offsetof(struct fr_acct, vmlck_kb) },
+		{ "Rss", offsetof(struct fr_acct, sm.rss_kb) },
+		{ "AnonHugePages", offsetof(struct fr_acct, sm.anon_huge_kb) },
+		{ "Swap", offsetof(struct fr_acct, sm.swap_kb) },
+		{ "Locked", offsetof(struct fr_acct, sm.locked_kb) },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		long x = *(const long *)((const char *)a + f[i].off);
+		long y = *(const long *)((const char *)b + f[i].off);
+
+		if (x != y) {
+			snprintf(buf, n, "%s %ld kB -> %ld kB", f[i].name, x, y);
+			return 1;
+		}
+	}
+	snprintf(buf, n, "Committed_AS %ld kB, VmLck %ld kB, Rss %ld kB, Locked %ld kB",
+		 b->committed_kb, b->vmlck_kb, b->sm.rss_kb, b->sm.locked_kb);
+	return 0;
 }
 
 #endif /* FR_REMAP_UTIL_H */

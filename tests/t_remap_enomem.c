@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A move that runs out of memory for page tables half way must put back
- * what it moved: ENOMEM, the source mapped as before with its data, the
- * destination range unmapped (a MREMAP_FIXED target is unmapped first, as
- * mremap(2) does), and the next move working. The module's test-only
- * parameter fail_table_alloc makes allocations fail from the Nth on.
+ * what it moved and leave nothing changed: ENOMEM, the source with all its
+ * data, the destination range unmapped, and the process exactly as before
+ * the call: the whole of /proc/self/maps, Committed_AS (to the page), the
+ * smaps counters (Rss, AnonHugePages, Swap, Locked) of every mapping from
+ * the source to the target, and VmLck. Then the same move must work. The module's test-only parameter
+ * fail_table_alloc makes page-table allocations fail from the Nth on.
+ *
+ * The cases cover what the undo path must give back: a plain move, a move
+ * that grows (its extra commit charge), MREMAP_DONTUNMAP (the new range's
+ * charge), and mlocked memory (locked_vm).
  */
 #define _GNU_SOURCE
 #include "remap_util.h"
@@ -14,23 +20,32 @@
 
 static int set_fail(int n)
 {
-	FILE *f = fopen(PARAM, "w");
-	int ok;
+	char b[16];
 
-	if (!f)
-		return 0;
-	ok = fprintf(f, "%d\n", n) > 0;
-	return fclose(f) == 0 && ok;
+	snprintf(b, sizeof(b), "%d\n", n);
+	return fr_write_str(PARAM, b) == 0;
 }
 
 /*
  * 16 MiB misaligned by 4 KiB needs a PTE table per 2 MiB at the target,
  * and more above them where none are left over from earlier mappings, so
- * how many allocations a move makes varies: each case either fails and
- * must have put everything back, or succeeds; the first case cannot
- * succeed, and the test requires that some case failed.
+ * how many allocations a move makes varies: each attempt either fails and
+ * must have put everything back, or succeeds; the first cannot succeed,
+ * and each case requires that some attempt failed.
  */
 static const int fail_at[] = { 1, 2, 3, 5, 8 };
+
+static const struct ecase {
+	const char *name;
+	size_t new_len;
+	unsigned int flags;
+	int mlocked;
+} cases[] = {
+	{ "FIXED", LEN, MREMAP_MAYMOVE | MREMAP_FIXED, 0 },
+	{ "FIXED, growing by 2 MiB", LEN + SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, 0 },
+	{ "DONTUNMAP", LEN, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, 0 },
+	{ "FIXED, mlocked", LEN, MREMAP_MAYMOVE | MREMAP_FIXED, 1 },
+};
 
 static int is_mapped(void *p)
 {
@@ -39,43 +54,80 @@ static int is_mapped(void *p)
 	return mincore((void *)((uintptr_t)p & ~4095UL), 4096, &v) == 0;
 }
 
-static int run(int fd, int n)
+/* /proc/self/maps as it was before the call. */
+static char maps_before[sizeof(fr_maps_buf)];
+
+static int run(int fd, const struct ecase *c, int n)
 {
 	struct fr_area sa, da;
 	struct fastremap_remap out;
+	struct fr_acct before, after;
 	char *src = map_aligned(LEN, 2UL << 20, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-	char *dst = fr_pick(LEN + (2UL << 20), 2UL << 20, &da);
-	int failed = 0;
+	char *dst = fr_pick(c->new_len + (2UL << 20), 2UL << 20, &da);
+	int failed = 0, acct_ok;
+	char why[128];
+	uintptr_t lo, hi;
 	void *res;
 	int e;
 
-	if (!tap_ok(src && dst, "fail from allocation %d: map source and target", n))
+	if (!tap_ok(src && dst, "%s, fail from allocation %d: map source and target",
+		    c->name, n))
 		return 0;
 	dst += 4096;
 	fill_pattern(src, LEN, 77);
-	if (!tap_ok(set_fail(n), "fail from allocation %d: arm the failure", n))
-		return 0;
-	res = fr_remap(fd, src, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, dst,
-		       &out);
+	if (c->mlocked && mlock(src, LEN)) {
+		tap_skip_test(strerror(errno), "%s: mlock", c->name);
+		goto out;
+	}
+	/*
+	 * A FIXED target is unmapped first, as mremap(2) does, failure or
+	 * not: unmap it now, so that a failed call must change nothing.
+	 */
+	munmap(dst, c->new_len);
+	if (!tap_ok(set_fail(n), "%s, fail from allocation %d: arm the failure", c->name, n))
+		goto out;
+	set_fail(0);
+	/* The readers allocate on first use: not between the snapshots. */
+	lo = (uintptr_t)(sa.base < da.base ? sa.base : da.base);
+	hi = (uintptr_t)(sa.base < da.base ? da.base + da.len : sa.base + sa.len);
+	fr_acct_read(&before, lo, hi);
+	maps_snapshot();
+	acct_ok = fr_acct_read(&before, lo, hi) == 0 && maps_snapshot() == 0;
+	memcpy(maps_before, fr_maps_buf, fr_maps_len + 1);
+	set_fail(n);
+	res = fr_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
 	e = errno;
 	set_fail(0);
+	/* Read before anything else runs that might touch a new page. */
+	if (res == MAP_FAILED)
+		acct_ok = acct_ok && fr_acct_read(&after, lo, hi) == 0 && maps_snapshot() == 0;
 	if (res == MAP_FAILED) {
 		failed = 1;
-		tap_ok(e == ENOMEM, "fail from allocation %d: ENOMEM (%s)", n,
+		tap_ok(e == ENOMEM, "%s, fail from allocation %d: ENOMEM (%s)", c->name, n,
 		       strerror(e));
+		tap_ok(acct_ok && !strcmp(maps_before, fr_maps_buf),
+		       "%s, fail from allocation %d: /proc/self/maps as before", c->name, n);
+		if (acct_ok && strcmp(maps_before, fr_maps_buf))
+			tap_diag("before:\n%s\n# after:\n%s", maps_before, fr_maps_buf);
+		tap_ok(acct_ok && !fr_acct_diff(&before, &after, why, sizeof(why)),
+		       "%s, fail from allocation %d: accounting as before (%s)", c->name, n,
+		       acct_ok ? why : "cannot read it");
 		tap_ok(verify_pattern(src, LEN, 77, 4096) < 0,
-		       "fail from allocation %d: the source holds all its data again", n);
-		tap_ok(!is_mapped(dst) && !is_mapped(dst + LEN - 1),
-		       "fail from allocation %d: the target range is unmapped", n);
-		res = fr_remap(fd, src, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED,
-			       dst, &out);
+		       "%s, fail from allocation %d: the source holds all its data again",
+		       c->name, n);
+		tap_ok(!is_mapped(dst) && !is_mapped(dst + c->new_len - 1),
+		       "%s, fail from allocation %d: the target range is unmapped", c->name, n);
+		res = fr_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
 	} else {
-		tap_diag("allocation %d was not reached: the move succeeded", n);
+		tap_diag("%s: allocation %d was not reached: the move succeeded", c->name, n);
 	}
 	tap_ok(res == dst && verify_pattern(dst, LEN, 77, 4096) < 0,
-	       "fail from allocation %d: %s, data intact at the target", n,
+	       "%s, fail from allocation %d: %s, data intact at the target", c->name, n,
 	       failed ? "the same move works afterwards" : "moved");
+out:
+	if (c->mlocked)
+		munlock(src, LEN);
 	fr_release(&sa);
 	fr_release(&da);
 	return failed;
@@ -83,7 +135,7 @@ static int run(int fd, int n)
 
 int main(void)
 {
-	int fd = fr_open(), failures = 0;
+	int fd = fr_open();
 
 	if (!tap_ok(fd >= 0, "open the device"))
 		return tap_done();
@@ -91,9 +143,13 @@ int main(void)
 		tap_skip_test("no fail_table_alloc parameter", "allocation failure");
 		return tap_done();
 	}
-	for (size_t k = 0; k < sizeof(fail_at) / sizeof(fail_at[0]); k++)
-		failures += run(fd, fail_at[k]);
-	tap_ok(failures > 0, "the out-of-memory path was taken (%d of %zu cases)",
-	       failures, sizeof(fail_at) / sizeof(fail_at[0]));
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		int failures = 0;
+
+		for (size_t k = 0; k < ARRAY_SIZE(fail_at); k++)
+			failures += run(fd, &cases[c], fail_at[k]);
+		tap_ok(failures > 0, "%s: the out-of-memory path was taken (%d of %zu attempts)",
+		       cases[c].name, failures, ARRAY_SIZE(fail_at));
+	}
 	return tap_done();
 }

@@ -18,6 +18,11 @@
  *   or, when the unmap of the source failed to split its VMA (the branch
  *   move_vma() calls "OOM: unable to split vma"), still mapped: empty if
  *   anonymous, showing the same file data if a shared file mapping.
+ * After an ENOMEM, the accounting must be as before too: Committed_AS (to
+ * the page), VmLck, and the smaps counters and mappings of the source's
+ * reservation. (Less what the unmap of a MREMAP_FIXED target, which
+ * mremap(2) also does first, gave back; shrinking moves, whose tail may be
+ * unmapped before the failure, are not compared.)
  * The kernel log must stay clean (the harness checks it, with KASAN and
  * lockdep watching on the debug kernel).
  */
@@ -163,8 +168,11 @@ static void release(struct layout *l, void *res, size_t len)
 }
 
 struct tally {
-	int nth, fails, oks, stale_old, dst_unmapped, bad;
+	int nth, fails, oks, stale_old, dst_unmapped, bad, acct_checked;
 };
+
+/* The source reservation's mappings before the call. */
+static struct fr_map maps_before[16];
 
 /* One call with the nth allocation failing. Returns 1 if injected. */
 static int one(int fd, const struct fcase *c, int nth, struct tally *t)
@@ -173,7 +181,11 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 	struct layout l;
 	size_t first_pg;
 	void *res = MAP_FAILED;
-	int e, inj;
+	int e, inj, nmaps = 0, acct_ok = 0;
+	struct fr_acct before, after;
+	struct fr_map maps_now[16];
+	uintptr_t lo, hi;
+	char why[128];
 
 	if (setup(c, &l)) {
 		tap_diag("%s: setup failed: %s", c->name, strerror(errno));
@@ -181,6 +193,13 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 		goto out;
 	}
 	first_pg = (l.src - l.vma) / PG;
+	lo = (uintptr_t)l.sa.base;
+	hi = lo + l.sa.len;
+	/* Read before the fault is armed: it counts this task's allocations. */
+	if (c->len <= c->new_len) {
+		acct_ok = fr_acct_read(&before, lo, hi) == 0;
+		nmaps = maps_read(lo, hi, maps_before, ARRAY_SIZE(maps_before));
+	}
 	set_nth(nth);
 	res = fr_remap(fd, l.src, c->len, c->new_len, c->flags,
 		       (c->flags & MREMAP_FIXED) ? l.dst : NULL, NULL);
@@ -211,11 +230,32 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 		if (ok && c->len > kept && is_mapped(l.src + kept, c->len - kept))
 			ok = verify_pattern_off(l.src + kept, c->len - kept, SEED,
 						first_pg + kept / PG, SZ_4K) < 0;
-		if (c->target_mapped && !is_mapped(l.dst, c->new_len))
+		if (c->target_mapped && !is_mapped(l.dst, c->new_len)) {
 			t->dst_unmapped++;
-		else if (c->target_mapped)
+			/* That unmap gave back the target's charge. */
+			before.committed_kb -= c->new_len >> 10;
+		} else if (c->target_mapped) {
 			ok = ok && verify_pattern_off(l.dst, c->new_len, SEED + 1,
 						      (l.dst - l.tvma) / PG, SZ_4K) < 0;
+		}
+		if (acct_ok && nmaps > 0 && nmaps <= (int)ARRAY_SIZE(maps_before)) {
+			int same = fr_acct_read(&after, lo, hi) == 0 &&
+				   maps_read(lo, hi, maps_now, ARRAY_SIZE(maps_now)) == nmaps;
+
+			for (int i = 0; same && i < nmaps; i++)
+				same = maps_now[i].start == maps_before[i].start &&
+				       maps_now[i].end == maps_before[i].end &&
+				       !strcmp(maps_now[i].perms, maps_before[i].perms) &&
+				       maps_now[i].off == maps_before[i].off &&
+				       maps_now[i].inode == maps_before[i].inode;
+
+			t->acct_checked++;
+			if (!same || fr_acct_diff(&before, &after, why, sizeof(why))) {
+				tap_diag("%s: fault %d: ENOMEM, but %s", c->name, nth,
+					 same ? why : "the source's mappings changed");
+				ok = 0;
+			}
+		}
 		if (!ok) {
 			tap_diag("%s: fault %d: %s, source or target not as before", c->name,
 				 nth, strerror(e));
@@ -286,8 +326,9 @@ int main(void)
 			if (!one(fd, c, nth, &t))
 				break;
 		total_inj += t.fails + t.oks;
-		tap_diag("%s: %d allocations failed in turn: %d ENOMEM (%d with the target already unmapped), %d succeeded anyway (%d leaving the old range mapped: its unmap could not split the VMA)",
-			 c->name, nth - 1, t.fails, t.dst_unmapped, t.oks, t.stale_old);
+		tap_diag("%s: %d allocations failed in turn: %d ENOMEM (%d with the target already unmapped, %d with the accounting compared), %d succeeded anyway (%d leaving the old range mapped: its unmap could not split the VMA)",
+			 c->name, nth - 1, t.fails, t.dst_unmapped, t.acct_checked, t.oks,
+			 t.stale_old);
 		tap_ok(!t.bad && nth > 1 && nth <= MAX_NTH,
 		       "%s: every failed allocation gives ENOMEM with nothing lost, or a correct move (%d allocations, %d bad)",
 		       c->name, nth - 1, t.bad);

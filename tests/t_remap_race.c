@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Threads faulting on the source while it moves, with no userspace lock.
+ *
+ * A faulter thread on the other CPU writes, over and over, to the pages of
+ * the source that were never touched (every second page), each write a
+ * new value, while this thread moves the source away (MAYMOVE|FIXED). A
+ * write that completed without a fault must be found at the new address
+ * after the move: it completed either before the move or through an entry
+ * the move carried along; a write after the move faults (the old range is
+ * unmapped) and is not counted. So for every page, the new address reads
+ * the value the faulter last wrote there without a fault, or the page's
+ * pattern if it touched nothing: never an older value, never a lost page.
+ * The faulter then stops at its first fault and waits for the next move.
+ *
+ * Faults during the move must wait for it: the module write-locks the
+ * VMAs (per-VMA locks, 6.4+) besides holding mmap_lock, so no fault can
+ * fill the source behind the mover's back, where the page would be freed
+ * with the old range.
+ *
+ * Runs in a child process, so that its mm is torn down before the kernel
+ * log is read: "Bad rss-counter" (checked at teardown) and "Bad page map"
+ * must not appear.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/klog.h>
+#include <sys/wait.h>
+#include "remap_util.h"
+
+#define LEN	(8 * SZ_1M)
+#define NPAGES	(LEN / PG)
+#define MOVES	24
+
+static int fd = -1;
+static char *areas[2];
+static _Atomic(char *) cur;
+static atomic_int go, stop_all;
+static atomic_ulong writes, faults;
+static uint64_t last[NPAGES];	/* the faulter's last unfaulted value per page */
+
+static int pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return sched_setaffinity(0, sizeof(s), &s);
+}
+
+/* Writes v at p: 0, or -1 if the write faulted. */
+static int probe_write(char *p, uint64_t v)
+{
+	if (sigsetjmp(fr_probe_env, 0))
+		return -1;
+	fr_probe_armed = 1;
+	*(volatile uint64_t *)p = v;
+	fr_probe_armed = 0;
+	return 0;
+}
+
+static void *faulter(void *arg)
+{
+	uint64_t v = 1;
+
+	(void)arg;
+	pin(1);
+	fr_probe_init();
+	while (!atomic_load(&stop_all)) {
+		char *p;
+
+		if (!atomic_load(&go))
+			continue;
+		p = atomic_load(&cur);
+		/* Until the first fault: then the region has moved away. */
+		for (size_t k = 1; atomic_load(&go); k = (k + 2) % NPAGES, v++) {
+			uint64_t w = v << 20 | k;
+
+			if (probe_write(p + k * PG, w) < 0) {
+				atomic_fetch_add(&faults, 1);
+				break;
+			}
+			last[k] = w;
+			atomic_fetch_add(&writes, 1);
+		}
+		atomic_store(&go, 0);
+	}
+	return NULL;
+}
+
+static long check(const char *p)
+{
+	for (size_t k = 0; k < NPAGES; k++) {
+		uint64_t got = *(const volatile uint64_t *)(p + k * PG);
+
+		if (k % 2 == 0) {
+			if (check_page(p + k * PG, 81, k) >= 0)
+				return k;
+		} else if (got != last[k]) {
+			tap_diag("page %zu: read %#llx, the faulter last wrote %#llx",
+				 k, (unsigned long long)got, (unsigned long long)last[k]);
+			return k;
+		}
+	}
+	return -1;
+}
+
+static int child(int skew)
+{
+	struct fr_area a[2];
+	pthread_t t;
+	int bad = 0, moved = 0;
+
+	pin(0);
+	areas[0] = map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a[0]);
+	areas[1] = fr_pick(LEN + SZ_2M, SZ_2M, &a[1]);
+	if (!areas[0] || !areas[1])
+		return 2;
+	areas[1] += skew;
+	madvise(areas[0], LEN, MADV_NOHUGEPAGE);
+	for (size_t k = 0; k < NPAGES; k += 2)
+		pattern_page((uint64_t *)(areas[0] + k * PG), 81, k);
+	atomic_store(&cur, areas[0]);
+	pthread_create(&t, NULL, faulter, NULL);
+	for (int i = 0; i < MOVES && !bad; i++) {
+		char *from = areas[i & 1], *to = areas[(i + 1) & 1];
+		unsigned long w0 = atomic_load(&writes);
+
+		atomic_store(&go, 1);
+		/* Let the faulter get going on the source. */
+		while (atomic_load(&writes) < w0 + 16 && atomic_load(&go))
+			sched_yield();
+		if (fr_remap(fd, from, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, to,
+			     NULL) != to) {
+			bad = 3;
+			break;
+		}
+		atomic_store(&cur, to);
+		while (atomic_load(&go))
+			sched_yield();
+		moved++;
+		if (check(to) >= 0)
+			bad = 1;
+	}
+	atomic_store(&stop_all, 1);
+	pthread_join(t, NULL);
+	printf("# %s: %d moves, %lu unfaulted writes, %lu faults\n",
+	       skew ? "PTE by PTE" : "whole tables", moved,
+	       (unsigned long)atomic_load(&writes), (unsigned long)atomic_load(&faults));
+	/* Every move must have raced with some writes to be worth anything. */
+	if (!bad && atomic_load(&writes) < (unsigned long)moved * 16)
+		bad = 4;
+	fflush(stdout);
+	return bad;
+}
+
+/* How often the kernel log names bad rss counters or page maps. */
+static int klog_bad(void)
+{
+	static char buf[1 << 21];
+	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
+	int bad = 0;
+
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	for (char *l = buf; (l = strstr(l, "Bad rss-counter")); l++)
+		bad++;
+	for (char *l = buf; (l = strstr(l, "Bad page map")); l++)
+		bad++;
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { const char *name; int skew; } runs[] = {
+		{ "whole PTE tables", 0 }, { "PTE by PTE", PG },
+	};
+	int kbad;
+
+	fr_parse_args(&argc, argv);
+	fd = fr_open();
+	if (!tap_ok(fd >= 0, "open the device"))
+		return tap_done();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		tap_skip_test("one CPU", "faults racing with moves");
+		return tap_done();
+	}
+	kbad = klog_bad();
+	for (size_t r = 0; r < ARRAY_SIZE(runs); r++) {
+		static const char *const why[] = {
+			"", "a write was lost or a page corrupted", "cannot map",
+			"a move failed", "too few writes raced with the moves",
+		};
+		pid_t pid = fork();
+		int st = -1, nb;
+
+		if (pid == 0)
+			_exit(child(runs[r].skew));
+		waitpid(pid, &st, 0);
+		tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		       "faults racing with %d moves, %s: every unfaulted write is at the new address%s%s",
+		       MOVES, runs[r].name,
+		       WIFEXITED(st) && WEXITSTATUS(st) ? ": " : "",
+		       WIFEXITED(st) && WEXITSTATUS(st) < 5 ? why[WEXITSTATUS(st)] :
+		       WIFEXITED(st) ? "" : ": killed by a signal");
+		nb = klog_bad();
+		tap_ok(kbad >= 0 && nb == kbad,
+		       "%s: no \"Bad rss-counter\" or \"Bad page map\" in the kernel log (%d new)",
+		       runs[r].name, nb - kbad);
+		kbad = nb;
+	}
+	return tap_done();
+}
