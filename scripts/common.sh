@@ -59,6 +59,8 @@ fr_chroot_dir() { printf '%s/chroot-%s\n' "$FR_CACHE" "$1"; }
 # laid out like a root (boot/, lib/modules/KVER/build). Built on the host.
 FR_DEBUG_SUITE=debug
 fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
+# Whether a suite is a debug-kernel lane (slower: longer VM time limits).
+fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ]; }
 
 # Whether a suite's module is built by this host's own compiler (no chroot).
 fr_on_host() { [ "$1" = bookworm ] || [ "$1" = "$FR_DEBUG_SUITE" ]; }
