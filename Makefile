@@ -83,13 +83,16 @@ check-long:
 	scripts/prepare-kernels.sh
 	FASTREMAP_LONG=1 FASTREMAP_HOST_TESTS=none tests/run.sh
 
-# The debug-kernel lane: the whole in-VM suite on Debian 12's 6.1 source
-# built with KASAN, lockdep, DEBUG_VM, DEBUG_VM_PGTABLE, PAGE_TABLE_CHECK
-# and DEBUG_PAGEALLOC (built once, cached; about an hour the first time).
+# The debug-kernel lanes: the whole in-VM suite on Debian 12's 6.1 source
+# (debug) and unstable's 7.x source (debug7), built with KASAN,
+# PROVE_LOCKING, DEBUG_VM, DEBUG_VM_PGTABLE, PAGE_TABLE_CHECK,
+# DEBUG_PAGEALLOC and fault injection (built once, cached; about 10 and 40
+# minutes the first time). DEBUG_LANES=debug7 runs one.
+DEBUG_LANES ?= debug debug7
 check-debug:
 	scripts/deps.sh
-	scripts/build-debug-kernel.sh
-	FASTREMAP_SUITES=debug FASTREMAP_HOST_TESTS=none tests/run.sh
+	for l in $(DEBUG_LANES); do scripts/build-debug-kernel.sh $$l || exit 1; done
+	FASTREMAP_SUITES="$(DEBUG_LANES)" FASTREMAP_HOST_TESTS=none tests/run.sh
 
 # Planted bugs (tests/mutants): the in-VM suite must fail on each, on the
 # three kernels. Prints which test caught each one.

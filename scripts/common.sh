@@ -54,13 +54,16 @@ fr_build_id() { printf '%s' "$FR_BUILD" | md5sum | cut -c1-8; }
 
 fr_chroot_dir() { printf '%s/chroot-%s\n' "$FR_CACHE" "$1"; }
 
-# The debug-kernel lane's "suite": Debian 12's linux-source-6.1 built with
-# KASAN, lockdep and the mm checkers by scripts/build-debug-kernel.sh,
-# laid out like a root (boot/, lib/modules/KVER/build). Built on the host.
+# The debug-kernel lanes' "suites", built by scripts/build-debug-kernel.sh
+# with KASAN, lockdep and the mm checkers: debug is Debian 12's
+# linux-source-6.1, built on the host and laid out like a root
+# (boot/, lib/modules/KVER/build); debug7 is unstable's linux-source-7.x,
+# built in a chroot of its own, which is its root.
 FR_DEBUG_SUITE=debug
+FR_DEBUG7_SUITE=debug7
 fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
 # Whether a suite is a debug-kernel lane (slower: longer VM time limits).
-fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ]; }
+fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_DEBUG7_SUITE" ]; }
 
 # Whether a suite's module is built by this host's own compiler (no chroot).
 fr_on_host() { [ "$1" = bookworm ] || [ "$1" = "$FR_DEBUG_SUITE" ]; }

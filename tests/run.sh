@@ -203,8 +203,8 @@ for suite in $FR_SUITES; do
 	cat "$results/$suite-check-decls.tap"
 	check_stream "$suite" check-decls "$results/$suite-check-decls.tap" "$rc"
 
-	# The debug lane's kernel is bookworm's source: DKMS is tested there.
-	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
+	# The debug lanes build Debian's sources: DKMS is tested on Debian's builds.
+	if ! fr_is_debug "$suite"; then
 		fr_log "$suite: dkms add/build"
 		echo "# $suite/dkms"
 		"$FR_TOP/scripts/dkms-test.sh" "$suite" >"$results/$suite-dkms.tap"
@@ -224,7 +224,7 @@ for suite in $FR_SUITES; do
 	hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: VM runner exited 0 ($rc)"
 
 	hcheck "$(grep -q 'FR-KERNEL ' "$log" && echo 1)" "$suite: kernel booted"
-	if [ "$suite" = "$FR_DEBUG_SUITE" ]; then
+	if fr_is_debug "$suite"; then
 		# The lane proves something only while its checkers are live.
 		for c in kasan lockdep lockdep-at-end; do
 			hcheck "$(grep -qx "FR-CHECKER $c" "$log" && echo 1)" "$suite: checker $c live"
@@ -268,7 +268,7 @@ for suite in $FR_SUITES; do
 	check_stream "$suite" selftests "$results/$suite-selftests.tap" "$rc"
 
 	# Secure Boot's refusal, as module.sig_enforce=1 shows it.
-	if [ "$suite" != "$FR_DEBUG_SUITE" ]; then
+	if ! fr_is_debug "$suite"; then
 		fr_log "$suite: module.sig_enforce=1 guest"
 		echo "# $suite/sigenforce"
 		"$FR_TOP/scripts/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log" \
