@@ -48,7 +48,7 @@ module:
 
 tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS)) $(SHIM)
 
-$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h uapi/linux/fastremap.h module/ibt.h
+$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h tests/move_util.h uapi/linux/fastremap.h module/ibt.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(if $(filter $*,$(patsubst t_%,%,$(VM_TESTS))),-static) -o $@ $<
 
