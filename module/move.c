@@ -343,14 +343,32 @@ again:
 }
 
 /*
+ * Whether the @len bytes at the source PMD @pmd are a THP of this
+ * process's that may move whole: a whole, aligned PMD on both sides
+ * (fr_move_extent() cut @len at both boundaries) with an anonymous folio.
+ * The destination must also be none; the huge zero page is split instead.
+ */
+static bool fr_move_thp_whole(struct fr_batch *b, pmd_t *pmd, unsigned long len)
+{
+	pmd_t pmdval;
+
+	if (!pmd || len != PMD_SIZE)
+		return false;
+	pmdval = READ_ONCE(*pmd);
+	if (!pmd_present(pmdval) || !pmd_leaf(pmdval))
+		return false;
+	return folio_test_anon(page_folio(pmd_page(pmdval)));
+}
+
+/*
  * The sleeping half of a pass: destination tables, and sources without
- * huge PMDs or large folios. ENOMEM if a table cannot be allocated.
+ * huge PMDs or large folios, except THPs that move whole. ENOMEM if a table cannot be allocated.
  */
 static int fr_move_prepare(struct fr_batch *b)
 {
 	unsigned long s, e, n, src, dst;
 	struct vm_area_struct *vma;
-	pmd_t *pmd;
+	pmd_t *pmd, *dpmd;
 	u32 k;
 
 	for (k = b->i; fr_move_seg(b, k, &s, &e); k++) {
@@ -360,15 +378,17 @@ static int fr_move_prepare(struct fr_batch *b)
 			dst = b->v[k].dst + s;
 			n = fr_move_extent(src, dst, e - s);
 			cond_resched();
-			if (!fr_table_prepare(b->mm, dst))
-				return -ENOMEM;
 			pmd = fr_table_lookup(b->mm, src);
+			/* A THP the move takes whole needs no table, no split. */
+			if (fr_move_thp_whole(b, pmd, n) &&
+			    (dpmd = fr_table_prepare(b->mm, dst, false)) &&
+			    pmd_none(READ_ONCE(*dpmd)))
+				continue;
+			if (!fr_table_prepare(b->mm, dst, true))
+				return -ENOMEM;
 			if (!pmd || pmd_none(READ_ONCE(*pmd)))
 				continue;
-			/*
-			 * PTE-level moves only, for now: a THP is mapped by
-			 * PTEs first (the folio is split below).
-			 */
+			/* Else it is mapped by PTEs first (the folio split below). */
 			if (pmd_present(*pmd) && pmd_leaf(*pmd))
 				fr_split_huge_pmd(vma, pmd, src & PMD_MASK);
 			fr_move_split(b, pmd, src, src + n);
@@ -379,7 +399,7 @@ static int fr_move_prepare(struct fr_batch *b)
 
 static void fr_move_moved(struct fr_batch *b, unsigned long src)
 {
-	if (!b->stats.pte || b->lo == b->hi) {
+	if (b->hi <= b->lo) {
 		b->lo = src;
 		b->hi = src + PAGE_SIZE;
 	} else {
@@ -501,6 +521,81 @@ static int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
 }
 
 /*
+ * Moves a PMD-mapped THP whole, as move_pages_huge_pmd() does: the same
+ * checks as for a small folio, the deposited PTE table follows it.
+ */
+static int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
+		       unsigned long src, unsigned long dst, pmd_t *src_pmd,
+		       pmd_t *dst_pmd)
+{
+	spinlock_t *src_ptl = pmd_lockptr(b->mm, src_pmd);
+	spinlock_t *dst_ptl = pmd_lockptr(b->mm, dst_pmd);
+	struct folio *folio;
+	struct page *page;
+	pgtable_t pgtable;
+	int ret = 0;
+	pmd_t pmd;
+
+	spin_lock(src_ptl);
+	if (dst_ptl != src_ptl)
+		spin_lock_nested(dst_ptl, SINGLE_DEPTH_NESTING);
+	pmd = *src_pmd;
+	if (!pmd_present(pmd) || !pmd_leaf(pmd) || !pmd_none(*dst_pmd)) {
+		ret = FR_RETRY;
+		goto out;
+	}
+	page = pmd_page(pmd);
+	folio = page_folio(page);
+	if (!folio_test_anon(folio)) {
+		ret = FR_RETRY;		/* the huge zero page: split it */
+		goto out;
+	}
+	if (!PageAnonExclusive(page) || folio_maybe_dma_pinned(folio)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (!folio_trylock(folio)) {
+		folio_get(folio);
+		b->wait = folio;
+		ret = FR_RETRY;
+		goto out;
+	}
+	pmd = pmdp_huge_get_and_clear(b->mm, src, src_pmd);
+	/* As in fr_move_present(): a GUP-fast pin or our clear, seen. */
+	smp_mb();
+	if (folio_maybe_dma_pinned(folio)) {
+		set_pmd_at(b->mm, src, src_pmd, pmd);
+		folio_unlock(folio);
+		ret = -EBUSY;
+		goto out;
+	}
+	fr_folio_move_anon(folio, dvma->anon_vma);
+	WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+	if (dst_ptl != src_ptl) {
+		pgtable = fr_call(pgtable_trans_huge_withdraw, b->mm, src_pmd);
+		fr_call(pgtable_trans_huge_deposit, b->mm, dst_pmd, pgtable);
+	}
+	/* As in fr_move_present(): a writable entry moves dirty. */
+	if (pmd_write(pmd))
+		pmd = pmd_mkdirty(pmd);
+	set_pmd_at(b->mm, dst, dst_pmd, fr_moved_pmd(pmd));
+	folio_unlock(folio);
+	b->stats.thp++;
+	if (b->hi <= b->lo) {
+		b->lo = src;
+		b->hi = src + PMD_SIZE;
+	} else {
+		b->lo = min(b->lo, src);
+		b->hi = max(b->hi, src + PMD_SIZE);
+	}
+out:
+	if (dst_ptl != src_ptl)
+		spin_unlock(dst_ptl);
+	spin_unlock(src_ptl);
+	return ret;
+}
+
+/*
  * Moves up to @len bytes (inside one PTE table on each side) from @src to
  * @dst; *done is set to the bytes done, holes skipped included.
  */
@@ -521,9 +616,15 @@ static int fr_move_ptes(struct fr_batch *b, struct vm_area_struct *dvma,
 	dpmd = READ_ONCE(*dst_pmd);
 	if (fr_move_pmd_huge(dpmd))
 		return -EEXIST;
-	if (pmd_none(dpmd))
-		return FR_RETRY;
 	src_pmd = fr_table_lookup(b->mm, src);
+	if (pmd_none(dpmd)) {
+		if (!fr_move_thp_whole(b, src_pmd, len))
+			return FR_RETRY;
+		ret = fr_move_thp(b, dvma, src, dst, src_pmd, dst_pmd);
+		if (!ret)
+			*done = len;
+		return ret;
+	}
 	spmd = src_pmd ? READ_ONCE(*src_pmd) : __pmd(0);
 	if (!pmd_none(spmd) && !pmd_present(spmd))
 		return FR_WAIT;		/* a THP under migration */

@@ -562,7 +562,7 @@ pmd_t *fr_table_lookup(struct mm_struct *mm, unsigned long addr)
 	return pud ? pmd_offset(pud, addr) : NULL;
 }
 
-pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr)
+pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
 {
 	/* No source range: fr_allocated() records nothing. */
 	struct fr_move m = { .mm = mm };
@@ -575,7 +575,7 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr)
 	pmd = fr_new_pmd(&m, FR_PREPARE, pud, addr);
 	if (!pmd)
 		return NULL;
-	if (pmd_none(*pmd) &&
+	if (pte && pmd_none(*pmd) &&
 	    (fr_hook_table_alloc_fails() || fr_call(__pte_alloc, mm, pmd)))
 		return NULL;
 	return pmd;
@@ -584,6 +584,11 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr)
 pte_t fr_moved_pte(pte_t pte)
 {
 	return fr_soft_dirty_pte(pte);
+}
+
+pmd_t fr_moved_pmd(pmd_t pmd)
+{
+	return fr_soft_dirty_pmd(pmd);
 }
 
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,

@@ -521,6 +521,72 @@ static void soft_dirty_case(void)
 	       "moved entries are soft-dirty, others are not");
 }
 
+/*
+ * THPs: an aligned 2 MiB move with an empty destination takes the THP
+ * whole (moved_thp, still AnonHugePages); a move that cuts one splits it
+ * first (split), both with every page checked.
+ */
+static void thp_case(void)
+{
+	size_t len = 8 * SZ_2M, npages = len / PG;
+	struct fastremap_move_vec v[2];
+	struct fastremap_move res;
+	struct fr_smaps sm;
+	struct fr_area a;
+	uint64_t *tags = calloc(npages, sizeof(*tags));
+	const char *why;
+	char *h;
+	long bad;
+	int r;
+
+	h = map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0, &a);
+	if (!h || !tags || madvise(h, len, MADV_HUGEPAGE)) {
+		tap_skip_test("no MADV_HUGEPAGE", "THP: moves whole when aligned");
+		tap_skip_test("no MADV_HUGEPAGE", "THP: a move that cuts one splits it");
+		goto out;
+	}
+	/* THPs in the first 4 MiB; the rest stays empty. */
+	for (size_t i = 0; i < 2 * SZ_2M / PG; i++)
+		mv_fill(h + i * PG, tags[i] = mv_tag(seed, i));
+	smaps_range((uintptr_t)h, (uintptr_t)h + len, &sm);
+	if (sm.anon_huge_kb < 2048) {
+		tap_skip_test("no THP given to a MADV_HUGEPAGE region",
+			      "THP: moves whole when aligned");
+		tap_skip_test("no THP given to a MADV_HUGEPAGE region",
+			      "THP: a move that cuts one splits it");
+		goto out;
+	}
+	v[0].src = (uintptr_t)h;
+	v[0].dst = (uintptr_t)h + 4 * SZ_2M;
+	v[0].len = SZ_2M;
+	r = fr_move(fd, v, 1, 0, &res);
+	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = mv_verify(h, npages, tags, &why);
+	smaps_range((uintptr_t)h + 4 * SZ_2M, (uintptr_t)h + 5 * SZ_2M, &sm);
+	tap_ok(r == 0 && res.moved_thp == 1 && res.moved_pte == 0 && res.split == 0 &&
+	       res.tlb_flushes == 1 && bad < 0 && sm.anon_huge_kb == 2048,
+	       "THP: moves whole when aligned (%s, thp %llu, pte %llu, split %llu, "
+	       "AnonHugePages there %ld kB, page %ld: %s)",
+	       r ? strerror(errno) : "ok", (unsigned long long)res.moved_thp,
+	       (unsigned long long)res.moved_pte, (unsigned long long)res.split,
+	       sm.anon_huge_kb, bad, bad < 0 ? "all right" : why);
+	/* Cut: the second THP's middle 1 MiB, to a misaligned place. */
+	v[0].src = (uintptr_t)h + SZ_2M + SZ_1M / 2;
+	v[0].dst = (uintptr_t)h + 6 * SZ_2M + PG;
+	v[0].len = SZ_1M;
+	r = fr_move(fd, v, 1, 0, &res);
+	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = mv_verify(h, npages, tags, &why);
+	tap_ok(r == 0 && res.split >= 1 && res.moved_pte == SZ_1M / PG && bad < 0,
+	       "THP: a move that cuts one splits it (%s, split %llu, pte %llu, page %ld: %s)",
+	       r ? strerror(errno) : "ok", (unsigned long long)res.split,
+	       (unsigned long long)res.moved_pte, bad, bad < 0 ? "all right" : why);
+out:
+	free(tags);
+	fr_release(&a);
+}
+
 static void info_case(void)
 {
 	struct fastremap_info i;
@@ -561,6 +627,7 @@ int main(int argc, char **argv)
 	exdev_case();
 	fork_case();
 	soft_dirty_case();
+	thp_case();
 	swap_case();
 	fr_release(&area);
 	return tap_done();
