@@ -380,10 +380,11 @@ static int fr_move_prepare(struct fr_batch *b)
 			cond_resched();
 			pmd = fr_table_lookup(b->mm, src);
 			/* A THP the move takes whole needs no table, no split. */
-			if (fr_move_thp_whole(b, pmd, n) &&
-			    (dpmd = fr_table_prepare(b->mm, dst, false)) &&
-			    pmd_none(READ_ONCE(*dpmd)))
-				continue;
+			if (fr_move_thp_whole(b, pmd, n)) {
+				dpmd = fr_table_prepare(b->mm, dst, false);
+				if (dpmd && pmd_none(READ_ONCE(*dpmd)))
+					continue;
+			}
 			if (!fr_table_prepare(b->mm, dst, true))
 				return -ENOMEM;
 			if (!pmd || pmd_none(READ_ONCE(*pmd)))
