@@ -15,7 +15,7 @@ TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
 
 # In-VM test programs are static: the guest has no libc of its own.
 VM_TESTS := $(filter-out \#%,$(shell grep -v '^\#' tests/vm-tests))
-HOST_TESTS := t_ibt_unit t_lib t_preload
+HOST_TESTS := t_ibt_unit t_lib t_move_lib t_preload
 
 # libfastremap, the LD_PRELOAD shim, fastremapctl, the pkg-config file and
 # the man pages are built by userspace/Makefile, into $(BUILD)/userspace.
@@ -48,13 +48,17 @@ module:
 
 tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS)) $(SHIM)
 
-$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h uapi/linux/fastremap.h module/ibt.h
+$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h tests/move_util.h uapi/linux/fastremap.h module/ibt.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(if $(filter $*,$(patsubst t_%,%,$(VM_TESTS))),-static) -o $@ $<
 
 # The library's test runs on the host (fallback) and in the VM (fast
 # path): static, linked with the static library.
 $(BUILD)/bin/t_lib: tests/t_lib.c tests/tap.h userspace/fastremap.h $(LIBFR)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
+
+$(BUILD)/bin/t_move_lib: tests/t_move_lib.c tests/tap.h tests/remap_util.h tests/move_util.h userspace/fastremap.h $(LIBFR)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
 

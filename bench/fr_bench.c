@@ -17,6 +17,10 @@
  *   6m            the same with 64 KiB mTHP, where the kernel has mTHP
  *   7 gc          M moves of random 4-64 KiB runs from a 1 GiB arena into
  *                 a to-space (compaction); per move, and VMAs afterwards
+ *   7b1, 7b64, 7b1024
+ *                 the same, fastremap's moves made with FASTREMAP_IOC_MOVE
+ *                 in batches of 1, 64 and 1024 inside one heap mapping
+ *                 (mremap(2) and UFFDIO_MOVE as in 7, one call per move)
  *   8 memcpy      a userspace copy of the bytes workload 3 moves: the
  *                 memory-bandwidth floor of a PTE-level move
  *
@@ -101,7 +105,7 @@ struct uffdio_move {
 #define FR_BENCH_GC_ARENA_MB 1024
 #endif
 #ifndef FR_BENCH_WORKLOADS
-#define FR_BENCH_WORKLOADS "1,2,3,4,5,6,6m,7,8"
+#define FR_BENCH_WORKLOADS "1,2,3,4,5,6,6m,7,7b1,7b64,7b1024,8"
 #endif
 #ifndef FR_BENCH_TRACE
 #define FR_BENCH_TRACE 1
@@ -752,28 +756,35 @@ struct workload {
 	size_t dst_off;		/* K_MOVE: destination offset from a 1 GiB boundary */
 	int thp, writer, mthp;
 	unsigned conts;		/* bitmask of contenders */
+	int batch;		/* K_GC: fastremap's moves per FASTREMAP_IOC_MOVE, or 0 */
 };
 
 #define B(c) (1u << (c))
 static const struct workload workloads[] = {
 	{ "1", "pud", "1 GiB-aligned src and dst (PUD level)", K_MOVE, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) },
+	  B(C_FR) | B(C_MREMAP), 0 },
 	{ "2", "pmd", "dst 2 MiB-aligned only (PMD level)", K_MOVE, 2 * MiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) },
+	  B(C_FR) | B(C_MREMAP), 0 },
 	{ "3", "pte", "dst misaligned by 4 KiB (PTE level)", K_MOVE, 4 * KiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD) },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0 },
 	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, 4 * KiB, 0, 1, 0,
-	  B(C_FR) | B(C_MREMAP) },
+	  B(C_FR) | B(C_MREMAP), 0 },
 	{ "5", "thp", "THP (MADV_HUGEPAGE), dst 2 MiB-aligned", K_MOVE, 2 * MiB, 1, 0, 0,
-	  B(C_FR) | B(C_MREMAP) },
+	  B(C_FR) | B(C_MREMAP), 0 },
 	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) },
+	  B(C_FR) | B(C_MREMAP), 0 },
 	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, 0, 0, 0, 1,
-	  B(C_FR) | B(C_MREMAP) },
+	  B(C_FR) | B(C_MREMAP), 0 },
 	{ "7", "gc", "GC compaction: random 4-64 KiB runs into a to-space", K_GC, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD) },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0 },
+	{ "7b1", "gc_move1", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1", K_GC,
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1 },
+	{ "7b64", "gc_move64", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 64", K_GC,
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64 },
+	{ "7b1024", "gc_move1024", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1024",
+	  K_GC, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024 },
 	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, 0, 0, 0, 0,
-	  B(C_MEMCPY) },
+	  B(C_MEMCPY), 0 },
 };
 #define NWORK (sizeof(workloads) / sizeof(workloads[0]))
 
@@ -1020,6 +1031,59 @@ static uint64_t rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/*
+ * Workloads 7bN: fastremap's moves of one repetition as FASTREMAP_IOC_MOVE
+ * batches of w->batch, each batch timed as one call; the per-move time is
+ * their sum over the moves.
+ */
+static int gc_batches(const struct workload *w, char *from, char *to,
+		      const size_t *off, const size_t *npg, struct rep *out,
+		      double *sum, char *msg, size_t msz)
+{
+	struct fastremap_move_vec *v = calloc(w->batch, sizeof(*v));
+	struct fastremap_move m;
+	size_t bump = 0;
+	double t0, t1;
+	long j = 0, k, n;
+
+	if (!v)
+		return fail(msg, msz, "calloc", ENOMEM);
+	while (j < cfg.gc_moves) {
+		n = cfg.gc_moves - j < w->batch ? cfg.gc_moves - j : w->batch;
+		for (k = 0; k < n; k++) {
+			v[k].src = (uintptr_t)(from + off[j + k] * PAGE);
+			v[k].dst = (uintptr_t)(to + bump);
+			v[k].len = npg[j + k] * PAGE;
+			bump += npg[j + k] * PAGE;
+		}
+		memset(&m, 0, sizeof(m));
+		m.size = sizeof(m);
+		m.moves = (uintptr_t)v;
+		m.count = (uint32_t)n;
+		tr_on();
+		t0 = now_us();
+		k = ioctl(frfd, FASTREMAP_IOC_MOVE, &m);
+		t1 = now_us();
+		tr_off();
+		if (k || m.done != (uint64_t)n) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "FASTREMAP_IOC_MOVE at move %ld",
+				 j + (long)m.done);
+			free(v);
+			return fail(msg, msz, what, k ? errno : EIO);
+		}
+		*sum += t1 - t0;
+		out->st.pte += m.moved_pte;
+		out->st.thp += m.moved_thp;
+		out->st.flushes += m.tlb_flushes;
+		out->st.calls++;
+		j += n;
+	}
+	free(v);
+	return 0;
+}
+
 /* Workload 7: GC-like compaction of random live runs into a to-space. */
 static int rep_gc(const struct workload *w, int c, int rep, struct rep *out,
 		  char *msg, size_t msz)
@@ -1029,10 +1093,9 @@ static int rep_gc(const struct workload *w, int c, int rep, struct rep *out,
 	uint64_t seed = 0x5eed0000 + rep;
 	char *res, *from, *to;
 	double t0, t1, sum = 0;
-	long j;
+	long j = 0;
 	int err, ret = -1;
 
-	(void)w;
 	res = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED)
 		return fail(msg, msz, "reserve", errno);
@@ -1044,7 +1107,17 @@ static int rep_gc(const struct workload *w, int c, int rep, struct rep *out,
 		fail(msg, msz, "calloc", ENOMEM);
 		goto out;
 	}
-	if (mmap(from, A, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
+	/*
+	 * FASTREMAP_IOC_MOVE moves inside one heap: from-space, gap and
+	 * to-space are one mapping (pages never leave their anon_vma).
+	 */
+	if (c == C_FR && w->batch) {
+		if (mmap(from, to + A - from, PROT_READ | PROT_WRITE,
+			 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
+			fail(msg, msz, "mmap heap", errno);
+			goto out;
+		}
+	} else if (mmap(from, A, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0) == MAP_FAILED ||
 	    mmap(to, A, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0) == MAP_FAILED) {
@@ -1061,7 +1134,13 @@ static int rep_gc(const struct workload *w, int c, int rep, struct rep *out,
 		off[j] = j * slot + rng_next(&seed) % (slot - npg[j] + 1);
 		write_tags(from + off[j] * PAGE, npg[j] * PAGE, rep, off[j]);
 	}
-	for (j = 0; j < cfg.gc_moves; j++) {
+	j = 0;
+	if (c == C_FR && w->batch) {
+		if (gc_batches(w, from, to, off, npg, out, &sum, msg, msz))
+			goto out;
+		j = cfg.gc_moves;
+	}
+	for (; j < cfg.gc_moves; j++) {
 		tr_on();
 		t0 = now_us();
 		err = do_move(c, from + off[j] * PAGE, npg[j] * PAGE, to + bump, &out->st);
@@ -1252,6 +1331,10 @@ static void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 			continue;
 		if (c == C_FR && fr_unavail[0])
 			snprintf(cl->state, sizeof(cl->state), "skip: %s", fr_unavail);
+		else if (c == C_FR && w->batch &&
+			 !(fr_info.ioctls & (1ULL << _IOC_NR(FASTREMAP_IOC_MOVE))))
+			snprintf(cl->state, sizeof(cl->state),
+				 "skip: module without FASTREMAP_IOC_MOVE");
 		else if (c == C_UFFD && uffd_unavail[0])
 			snprintf(cl->state, sizeof(cl->state), "skip: %s", uffd_unavail);
 		cont[nc++] = c;

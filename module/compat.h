@@ -20,7 +20,12 @@
 #include <linux/security.h>
 #include <linux/rmap.h>
 #include <linux/kallsyms.h>
+#include <linux/swap.h>
+#include <linux/swapops.h>
 #include "compat-generated.h"
+#if defined(FR_HAVE_SOFTLEAF)
+#include <linux/leafops.h>
+#endif
 
 /* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
 #if defined(FR_HAVE_VMA_START_WRITE)
@@ -109,6 +114,17 @@ typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
 				   unsigned long npages);
 #define FR_MREMAP_EARLY_TARGET_CHECKS 0
 #define FR_MREMAP_MULTI_VMA_MOVES 0
+#endif
+
+/* 7.x keeps __anon_vma_prepare() in mm/internal.h; 6.x in linux/rmap.h. */
+typedef int (fr___anon_vma_prepare_fn)(struct vm_area_struct *vma);
+/* mm/swap.h: the swap-cache folio of a swap entry, with a reference. */
+#if defined(FR_HAVE_SWAP_ADDRESS_SPACE)
+typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry,
+						   struct vm_area_struct *vma,
+						   unsigned long addr);
+#else
+typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry);
 #endif
 
 #include "symbols.h"
@@ -247,6 +263,83 @@ static inline void fr_dontunmap_complete(struct vm_area_struct *vma,
 	fr_call(unlink_anon_vmas, vma);
 	if (vma_is_anonymous(vma) && !vma->vm_file)
 		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
+}
+
+/* What a non-present, non-none PTE holds, for FASTREMAP_IOC_MOVE. */
+enum fr_leaf {
+	FR_LEAF_SWAP,
+	FR_LEAF_MIGRATION,
+	FR_LEAF_OTHER,	/* device, hwpoison, marker entries */
+};
+
+static inline enum fr_leaf fr_pte_leaf(pte_t pte, swp_entry_t *entry)
+{
+#if defined(FR_HAVE_SOFTLEAF)
+	softleaf_t e = softleaf_from_pte(pte);
+
+	*entry = e;
+	if (softleaf_is_swap(e))
+		return FR_LEAF_SWAP;
+	if (softleaf_is_migration(e))
+		return FR_LEAF_MIGRATION;
+#else
+	swp_entry_t e = pte_to_swp_entry(pte);
+
+	*entry = e;
+	if (!non_swap_entry(e))
+		return FR_LEAF_SWAP;
+	if (is_migration_entry(e))
+		return FR_LEAF_MIGRATION;
+#endif
+	return FR_LEAF_OTHER;
+}
+
+/*
+ * The swap-cache folio of @entry, referenced, or NULL. The caller keeps
+ * the device from being swapped off otherwise (see move.c). On 6.x the
+ * lookup also counts a readahead hit when the folio was read ahead.
+ */
+static inline struct folio *fr_swap_cache_folio(swp_entry_t entry)
+{
+#if defined(FR_HAVE_SWAP_ADDRESS_SPACE)
+	return fr_call(swap_cache_get_folio, entry, NULL, 0);
+#else
+	return fr_call(swap_cache_get_folio, entry);
+#endif
+}
+
+/* The swap entry a swap-cache folio caches (folio->swap since 6.6). */
+static inline unsigned long fr_folio_swap_val(struct folio *folio)
+{
+	return (unsigned long)folio->private;
+}
+
+/* Splits a locked large folio into small ones: split_folio(). */
+static inline int fr_split_folio(struct folio *folio)
+{
+#if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
+	return fr_call(split_folio_to_list, folio, NULL);
+#else
+	return fr_call(split_huge_page_to_list, &folio->page, NULL);
+#endif
+}
+
+/*
+ * folio_move_anon_rmap() (not exported): the folio's anon_vma becomes
+ * @anon_vma, written at once with its type bit so that a lockless
+ * folio_test_anon() never sees one without the other.
+ */
+#ifdef FOLIO_MAPPING_ANON
+#define FR_MAPPING_ANON	FOLIO_MAPPING_ANON
+#else
+#define FR_MAPPING_ANON	PAGE_MAPPING_ANON
+#endif
+
+static inline void fr_folio_move_anon(struct folio *folio,
+				      struct anon_vma *anon_vma)
+{
+	WRITE_ONCE(folio->mapping, (struct address_space *)
+		   ((unsigned long)anon_vma + FR_MAPPING_ANON));
 }
 
 #endif /* FASTREMAP_COMPAT_H */

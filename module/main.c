@@ -13,14 +13,16 @@
 #include <linux/fastremap.h>
 #include "compat.h"
 #include "remap.h"
+#include "move.h"
 
 #define FR_IOCTL_BIT(cmd)	BIT_ULL(_IOC_NR(cmd))
 #define FR_IOCTLS		(FR_IOCTL_BIT(FASTREMAP_IOC_INFO) | \
-				 FR_IOCTL_BIT(FASTREMAP_IOC_REMAP))
+				 FR_IOCTL_BIT(FASTREMAP_IOC_REMAP) | \
+				 FR_IOCTL_BIT(FASTREMAP_IOC_MOVE))
 
 static u64 fr_features(void)
 {
-	u64 f = 0;
+	u64 f = FASTREMAP_FEAT_MOVE;
 
 	if (FR_PER_VMA_LOCK)
 		f |= FASTREMAP_FEAT_PER_VMA_LOCK;
@@ -101,6 +103,12 @@ static long fr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!(file->f_mode & FMODE_WRITE))
 			return -EBADF;
 		return fr_ioctl_remap(uarg);
+	case _IOC_NR(FASTREMAP_IOC_MOVE):
+		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_MOVE))
+			return -ENOTTY;
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
+		return fr_ioctl_move(uarg);
 	}
 	return -ENOTTY;
 }

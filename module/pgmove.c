@@ -549,3 +549,52 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 	fr_mmu_notifier_end(&range);
 	return done - old_addr;
 }
+
+/*
+ * Helpers for FASTREMAP_IOC_MOVE (move.c), which moves PTEs between
+ * existing VMAs with its own folio work but the same tables and flush.
+ */
+
+pmd_t *fr_table_lookup(struct mm_struct *mm, unsigned long addr)
+{
+	pud_t *pud = fr_old_pud(mm, addr);
+
+	return pud ? pmd_offset(pud, addr) : NULL;
+}
+
+pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
+{
+	/* No source range: fr_allocated() records nothing. */
+	struct fr_move m = { .mm = mm };
+	pud_t *pud;
+	pmd_t *pmd;
+
+	pud = fr_new_pud(&m, FR_PREPARE, addr);
+	if (!pud)
+		return NULL;
+	pmd = fr_new_pmd(&m, FR_PREPARE, pud, addr);
+	if (!pmd)
+		return NULL;
+	if (pte && pmd_none(*pmd) &&
+	    (fr_hook_table_alloc_fails() || fr_call(__pte_alloc, mm, pmd)))
+		return NULL;
+	return pmd;
+}
+
+pte_t fr_moved_pte(pte_t pte)
+{
+	return fr_soft_dirty_pte(pte);
+}
+
+pmd_t fr_moved_pmd(pmd_t pmd)
+{
+	return fr_soft_dirty_pmd(pmd);
+}
+
+void fr_flush_moved(struct mm_struct *mm, unsigned long start,
+		    unsigned long end, struct fr_move_stats *stats)
+{
+	if (!FR_MUTANT(NO_FLUSH))
+		fr_call(flush_tlb_mm_range, mm, start, end, PAGE_SHIFT, false);
+	stats->flushes++;
+}

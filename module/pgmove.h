@@ -46,4 +46,21 @@ struct fr_move {
 unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 			  unsigned long new_addr, unsigned long len);
 
+/* For move.c: the same tables, entry marks and flush, without the VMA work. */
+
+/* The PMD entry over @addr if the levels above it exist, else NULL. */
+pmd_t *fr_table_lookup(struct mm_struct *mm, unsigned long addr);
+/*
+ * The PMD entry over @addr, allocating every level above it and, with
+ * @pte, a PTE table below it if it is none; NULL when out of memory. It
+ * may be a huge PMD: the caller reads it. Sleeps: call without rmap locks.
+ */
+pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte);
+/* Moved entries as fr_relocate() writes them at the destination (soft-dirty). */
+pte_t fr_moved_pte(pte_t pte);
+pmd_t fr_moved_pmd(pmd_t pmd);
+/* One range TLB flush for entries moved out of [start, end); no table freed. */
+void fr_flush_moved(struct mm_struct *mm, unsigned long start,
+		    unsigned long end, struct fr_move_stats *stats);
+
 #endif /* FASTREMAP_PGMOVE_H */

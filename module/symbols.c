@@ -37,6 +37,15 @@ DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_deposit,
 			pgtable_trans_huge_deposit);
 DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_withdraw,
 			pgtable_trans_huge_withdraw);
+DEFINE_STATIC_CALL_NULL(fr_sc___anon_vma_prepare, fr___anon_vma_prepare_fn);
+DEFINE_STATIC_CALL_NULL(fr_sc_swap_cache_get_folio,
+			fr_swap_cache_get_folio_fn);
+#if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
+DEFINE_STATIC_CALL_NULL(fr_sc_split_folio_to_list, split_folio_to_list);
+#else
+DEFINE_STATIC_CALL_NULL(fr_sc_split_huge_page_to_list,
+			split_huge_page_to_list);
+#endif
 DEFINE_STATIC_CALL_NULL(fr_sc_flush_tlb_mm_range, fr_flush_tlb_mm_range_fn);
 DEFINE_STATIC_CALL_NULL(fr_sc_flush_tlb_batched_pending,
 			fr_flush_tlb_batched_pending_fn);
@@ -77,6 +86,13 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(__split_huge_pmd),
 	FR_FN(pgtable_trans_huge_deposit),
 	FR_FN(pgtable_trans_huge_withdraw),
+	FR_FN(__anon_vma_prepare),
+	FR_FN(swap_cache_get_folio),
+#if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
+	FR_FN(split_folio_to_list),
+#else
+	FR_FN(split_huge_page_to_list),
+#endif
 	FR_FN(flush_tlb_mm_range),
 	FR_FN(flush_tlb_batched_pending),
 	FR_FN(__mmu_notifier_invalidate_range_start),

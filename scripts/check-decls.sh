@@ -14,14 +14,15 @@ root=$(fr_root "$suite")
 kver=$(cat "$FR_BUILD/$suite/kver" 2>/dev/null) || fr_die "$suite: build the module first"
 mm=$(printf '%s\n' "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
 # The few files declarations are searched in, in this order.
-files="mm/internal.h mm/vma.h include/linux/mm.h include/linux/rmap.h arch/x86/include/asm/tlbflush.h"
+files="mm/internal.h mm/vma.h mm/swap.h include/linux/mm.h include/linux/rmap.h arch/x86/include/asm/tlbflush.h"
 n=0 fail=0
 
 # The source files, extracted once per kernel into the cache (the package
 # is fetched once with apt-get download inside the suite's root; Debian
 # 12's comes from scripts/deps.sh).
 src="$FR_CACHE/kernel-decls/$kver"
-if [ ! -e "$src/.done" ]; then
+# .done names the files extracted: a longer list extracts again.
+if [ "$(cat "$src/.done" 2>/dev/null)" != "$files" ]; then
 	fr_log "$suite: extracting declarations from linux-source-$mm (once)"
 	rm -rf "$src" && mkdir -p "$src"
 	members=$(for f in $files; do printf 'linux-source-%s/%s ' "$mm" "$f"; done)
@@ -46,7 +47,7 @@ if [ ! -e "$src/.done" ]; then
 		rm -rf "${root%/}$dl"
 	fi
 	[ -r "$src/include/linux/mm.h" ] || fr_die "$suite: no linux-source-$mm sources in $src"
-	touch "$src/.done"
+	printf '%s\n' "$files" >"$src/.done"
 fi
 echo "# $suite: declarations from linux-source-$mm $(cat "$src/.version")"
 

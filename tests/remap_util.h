@@ -1054,4 +1054,68 @@ static inline int fr_acct_diff(const struct fr_acct *a, const struct fr_acct *b,
 	return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Swap                                                                    */
+
+/* The zram swap fr_swap_setup() turned on, to turn off; "" if none. */
+static char fr_swap_dev[32];
+
+/* Swap, if there is none, on a 256 MiB zram device: "" or why not. */
+static inline const char *fr_swap_setup(void)
+{
+	static char why[160];
+	char b[32], path[64];
+	int idx = 0, f;
+	long pages;
+	static uint32_t hdr[PG / 4];
+
+	if (fr_proc_field("/proc/meminfo", "SwapTotal") > 0)
+		return "";
+	if (!access("/sys/class/zram-control/hot_add", R_OK)) {
+		if (fr_read_str("/sys/class/zram-control/hot_add", b, sizeof(b)))
+			return "zram hot_add failed";
+		idx = atoi(b);
+	} else if (access("/sys/block/zram0/disksize", W_OK)) {
+		return "no swap in /proc/swaps, and no zram (the zram module is not loaded and modprobe is unavailable)";
+	}
+	snprintf(path, sizeof(path), "/sys/block/zram%d/disksize", idx);
+	if (fr_write_str(path, "268435456")) {
+		snprintf(why, sizeof(why), "zram%d: cannot set disksize", idx);
+		return why;
+	}
+	snprintf(fr_swap_dev, sizeof(fr_swap_dev), "/dev/zram%d", idx);
+	f = open(fr_swap_dev, O_RDWR | O_CLOEXEC);
+	if (f < 0) {
+		snprintf(why, sizeof(why), "%s: %s", fr_swap_dev, strerror(errno));
+		fr_swap_dev[0] = 0;
+		return why;
+	}
+	/* A swap header: version 1, last_page, no bad pages, SWAPSPACE2. */
+	pages = 268435456 / PG;
+	memset(hdr, 0, sizeof(hdr));
+	hdr[1024 / 4] = 1;
+	hdr[1024 / 4 + 1] = pages - 1;
+	memcpy((char *)hdr + PG - 10, "SWAPSPACE2", 10);
+	if (pwrite(f, hdr, PG, 0) != PG || fsync(f)) {
+		close(f);
+		fr_swap_dev[0] = 0;
+		return "cannot write the swap header";
+	}
+	close(f);
+	if (syscall(SYS_swapon, fr_swap_dev, 0)) {
+		snprintf(why, sizeof(why), "swapon %s: %s", fr_swap_dev, strerror(errno));
+		fr_swap_dev[0] = 0;
+		return why;
+	}
+	tap_diag("swap on %s (zram, 256M)", fr_swap_dev);
+	return "";
+}
+
+static inline void fr_swap_off(void)
+{
+	if (fr_swap_dev[0])
+		syscall(SYS_swapoff, fr_swap_dev);
+	fr_swap_dev[0] = 0;
+}
+
 #endif /* FR_REMAP_UTIL_H */

@@ -16,7 +16,7 @@ set -uo pipefail
 VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
 # Host tests: programs in build/bin, or scripts in scripts/ or userspace/tests/
 # ("none" for none).
-HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
+HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_move_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
 [ "$HOST_TESTS" = none ] && HOST_TESTS=
 
 results="$FR_BUILD/results"

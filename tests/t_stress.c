@@ -764,68 +764,10 @@ static void sc_mlock(const char *name, int how)
 
 #define S5_LEN		(16 * SZ_1M)
 
-static char swap_dev[32];	/* the zram swap we set up, to turn off */
-
-static long swap_total(void)
-{
-	return read_kv("/proc/meminfo", "SwapTotal");
-}
-
-/* Swap, if there is none, on zram; "" or why not. */
-static const char *swap_setup(void)
-{
-	static char why[160];
-	char b[32], path[64];
-	int idx = 0, f;
-	long pages;
-	static uint32_t hdr[PG / 4];
-
-	if (swap_total() > 0)
-		return "";
-	if (!access("/sys/class/zram-control/hot_add", R_OK)) {
-		if (fr_read_str("/sys/class/zram-control/hot_add", b, sizeof(b)))
-			return "zram hot_add failed";
-		idx = atoi(b);
-	} else if (access("/sys/block/zram0/disksize", W_OK)) {
-		return "no swap in /proc/swaps, and no zram (the zram module is not loaded and modprobe is unavailable)";
-	}
-	snprintf(path, sizeof(path), "/sys/block/zram%d/disksize", idx);
-	if (fr_write_str(path, "268435456")) {
-		snprintf(why, sizeof(why), "zram%d: cannot set disksize", idx);
-		return why;
-	}
-	snprintf(swap_dev, sizeof(swap_dev), "/dev/zram%d", idx);
-	f = open(swap_dev, O_RDWR | O_CLOEXEC);
-	if (f < 0) {
-		snprintf(why, sizeof(why), "%s: %s", swap_dev, strerror(errno));
-		swap_dev[0] = 0;
-		return why;
-	}
-	/* A swap header: version 1, last_page, no bad pages, SWAPSPACE2. */
-	pages = 268435456 / PG;
-	memset(hdr, 0, sizeof(hdr));
-	hdr[1024 / 4] = 1;
-	hdr[1024 / 4 + 1] = pages - 1;
-	memcpy((char *)hdr + PG - 10, "SWAPSPACE2", 10);
-	if (pwrite(f, hdr, PG, 0) != PG || fsync(f)) {
-		close(f);
-		swap_dev[0] = 0;
-		return "cannot write the swap header";
-	}
-	close(f);
-	if (syscall(SYS_swapon, swap_dev, 0)) {
-		snprintf(why, sizeof(why), "swapon %s: %s", swap_dev, strerror(errno));
-		swap_dev[0] = 0;
-		return why;
-	}
-	tap_diag("swap on %s (zram, 256M)", swap_dev);
-	return "";
-}
-
 static void sc_swap(const char *name, int unused)
 {
 	struct slots sl;
-	const char *why = swap_setup();
+	const char *why = fr_swap_setup();
 	char *p, *q;
 	long sw, sw2;
 
@@ -865,10 +807,7 @@ static void sc_swap(const char *name, int unused)
 rel:
 	fr_release(&sl.a);
 out:
-	if (swap_dev[0]) {
-		syscall(SYS_swapoff, swap_dev);
-		swap_dev[0] = 0;
-	}
+	fr_swap_off();
 }
 
 /* ---------------------------------------------------------------------- */

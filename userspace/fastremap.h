@@ -93,10 +93,14 @@ long fastremap_remap(void *old_addr, size_t old_size, size_t new_size,
 #ifndef FASTREMAP_FEAT_MOVE_PUD
 #define FASTREMAP_FEAT_MOVE_PUD		(1ULL << 2)
 #endif
+#ifndef FASTREMAP_FEAT_MOVE
+#define FASTREMAP_FEAT_MOVE		(1ULL << 3)
+#endif
 
 /* Bits of fastremap_abi_info.ioctls: 1 << _IOC_NR(command). */
 #define FASTREMAP_IOCTL_BIT_INFO	(1ULL << 0)
 #define FASTREMAP_IOCTL_BIT_REMAP	(1ULL << 1)
+#define FASTREMAP_IOCTL_BIT_MOVE	(1ULL << 2)
 
 /*
  * The device's handshake (FASTREMAP_IOC_INFO). Set size to
@@ -119,6 +123,55 @@ struct fastremap_abi_info {
  * (bad size), or another open(2) error. errno is left unchanged.
  */
 int fastremap_info(struct fastremap_abi_info *info);
+
+/*
+ * fastremap_move(): a batch of page moves inside existing private
+ * anonymous mappings (a heap), for compacting collectors and arena
+ * allocators; see fastremap_move(3). With the module: one system call,
+ * one TLB flush, no mapping created or split. Without it: one
+ * mremap(2) MREMAP_FIXED|MREMAP_DONTUNMAP per move, which splits the heap
+ * mapping at every destination.
+ */
+struct fastremap_move_range {
+	uint64_t src;	/* page-aligned source address */
+	uint64_t dst;	/* page-aligned destination address, empty */
+	uint64_t len;	/* bytes, a nonzero multiple of the page size */
+};
+
+/* flags of fastremap_move(): a hole in a source is skipped, not ENOENT. */
+#define FASTREMAP_MOVE_HOLES	(1u << 0)
+/* The largest count one call takes. */
+#define FASTREMAP_MOVE_LIMIT	65536
+
+/*
+ * What one fastremap_move() call did. Set size to sizeof(struct
+ * fastremap_move_stats) before the call; written as fastremap_stats is.
+ */
+struct fastremap_move_stats {
+	uint32_t size;
+	int used_module;	/* 1: the module answered; 0: the mremap(2) fallback */
+	int reason;		/* enum fastremap_reason, when used_module is 0 */
+	int reason_errno;	/* errno behind reason, or 0 */
+	uint64_t done;		/* moves completed */
+	uint64_t done_bytes;	/* bytes of moves[done] moved when the call stopped */
+	uint64_t moved_pte;	/* pages moved (module only) */
+	uint64_t tlb_flushes;	/* TLB flushes the module issued */
+};
+
+#define FASTREMAP_MOVE_STATS_SIZE_VER0	48
+
+/*
+ * Performs moves[0..count) in order. Returns 0, or a negative errno with
+ * stats->done and stats->done_bytes telling how far it got: -EINVAL,
+ * -EFAULT, -E2BIG (bad batch: nothing moved), -EEXIST (destination
+ * populated), -ENOENT (source hole), -EBUSY (page shared or pinned), and
+ * the others of fastremap_move(3). fr_flags: FASTREMAP_NO_FALLBACK or
+ * FASTREMAP_MREMAP_ONLY as for fastremap_remap(). stats may be NULL.
+ * errno is left unchanged.
+ */
+long fastremap_move(const struct fastremap_move_range *moves, size_t count,
+		    unsigned int flags, unsigned int fr_flags,
+		    struct fastremap_move_stats *stats);
 
 /* A constant English description of a fastremap_reason; never NULL. */
 const char *fastremap_strreason(int reason);

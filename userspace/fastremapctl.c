@@ -50,7 +50,8 @@ static void usage(FILE *f)
 		"              symbols the module resolved\n"
 		"  selftest [--require-module]\n"
 		"              map 8 MiB, move it with libfastremap to a PMD-aligned and\n"
-		"              to a misaligned destination, grow it, check every byte;\n"
+		"              to a misaligned destination, grow it, compact a heap with\n"
+		"              one batched move, check every byte;\n"
 		"              passes through the mremap(2) fallback without the module\n"
 		"              unless --require-module is given\n"
 		"  bench       how to run the benchmark\n"
@@ -210,8 +211,9 @@ static void print_symbols(void)
 
 static int cmd_info(int argc, char **argv)
 {
-	static const char *const feats[] = { "per-vma-lock", "thp", "move-pud" };
-	static const char *const ioctls[] = { "INFO", "REMAP" };
+	static const char *const feats[] = { "per-vma-lock", "thp", "move-pud",
+					     "move" };
+	static const char *const ioctls[] = { "INFO", "REMAP", "MOVE" };
 	struct fastremap_abi_info ai;
 	struct utsname u;
 	struct stat st;
@@ -261,12 +263,16 @@ static int cmd_info(int argc, char **argv)
 	       ai.library_abi, ai.abi_version == ai.library_abi ?
 	       "compatible" : "INCOMPATIBLE: install matching module and library");
 	printf("features:     ");
-	print_bits(ai.features, feats, 3);
+	print_bits(ai.features, feats, 4);
 	printf("ioctls:       ");
-	print_bits(ai.ioctls, ioctls, 2);
+	print_bits(ai.ioctls, ioctls, 3);
 	printf("remap:        %s\n", ai.remap_usable ?
 	       "usable: fastremap() takes the fast path where the module handles the case" :
 	       "NOT usable: fastremap() calls mremap(2)");
+	printf("move:         %s\n", ai.remap_usable &&
+	       (ai.ioctls & FASTREMAP_IOCTL_BIT_MOVE) ?
+	       "usable: fastremap_move() moves a batch in one call, one TLB flush" :
+	       "NOT usable: fastremap_move() calls mremap(2) once per move");
 	print_symbols();
 	return ai.remap_usable ? EXIT_OK : EXIT_FAIL;
 }
@@ -381,6 +387,60 @@ static int verify(const char *what, char *p, size_t len, char *old, size_t old_l
 	return 1;
 }
 
+/*
+ * fastremap_move(): a heap of 64 pages whose upper half holds data,
+ * compacted into its lower half in reverse order, 32 moves in one call.
+ * 0, or -1 after printing what failed.
+ */
+static int batch_step(struct step_result *sr)
+{
+	struct fastremap_move_stats st = { .size = sizeof(st) };
+	struct fastremap_move_range mv[32];
+	size_t pg = 4096;
+	char *h = mmap(NULL, 64 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long r;
+
+	if (h == MAP_FAILED) {
+		printf("FAIL  batched move: map 64 pages: %s\n", strerror(errno));
+		return -1;
+	}
+	for (size_t k = 0; k < 32; k++) {
+		for (size_t w = 0; w < pg / 8; w++)
+			((uint64_t *)(h + (32 + k) * pg))[w] = pattern(k * pg / 8 + w);
+		mv[k].src = (uintptr_t)h + (32 + k) * pg;
+		mv[k].dst = (uintptr_t)h + (31 - k) * pg;
+		mv[k].len = pg;
+	}
+	r = fastremap_move(mv, 32, 0, 0, &st);
+	sr->steps++;
+	if (st.used_module) {
+		sr->module_steps++;
+	} else {
+		sr->fallback_reason = st.reason;
+		sr->fallback_errno = st.reason_errno;
+	}
+	if (r) {
+		printf("FAIL  batched move of 32 pages: %s (after %llu moves)\n",
+		       strerror((int)-r), (unsigned long long)st.done);
+		munmap(h, 64 * pg);
+		return -1;
+	}
+	for (size_t k = 0; k < 32; k++)
+		for (size_t w = 0; w < pg / 8; w++)
+			if (((uint64_t *)(h + (31 - k) * pg))[w] != pattern(k * pg / 8 + w) ||
+			    ((uint64_t *)(h + (32 + k) * pg))[w]) {
+				printf("FAIL  batched move: page %zu is wrong\n", k);
+				munmap(h, 64 * pg);
+				return -1;
+			}
+	printf("ok    batched move: 32 pages in one call (%s, %llu TLB flush%s), "
+	       "every byte checked\n", st.used_module ? "module" : "mremap(2) fallback",
+	       (unsigned long long)st.tlb_flushes, st.tlb_flushes == 1 ? "" : "es");
+	munmap(h, 64 * pg);
+	return 0;
+}
+
 static int cmd_selftest(int argc, char **argv)
 {
 	struct step_result sr = { 0, 0, 0, 0 };
@@ -436,6 +496,8 @@ static int cmd_selftest(int argc, char **argv)
 	}
 	printf("ok    grown mapping: the new 8 MiB read as zero\n");
 	munmap(c, 2 * TEST_SIZE);
+	if (batch_step(&sr))
+		goto out;
 	ok = 1;
 out:
 	munmap(resv_a, TEST_SIZE);

@@ -670,3 +670,279 @@ const char *fastremap_version(void)
 {
 	return FR_LIB_VERSION;
 }
+
+/* ---- fastremap_move(): FASTREMAP_IOC_MOVE, or mremap(2) move by move ---- */
+
+_Static_assert(sizeof(struct fastremap_move_stats) == FASTREMAP_MOVE_STATS_SIZE_VER0,
+	       "fastremap_move_stats layout");
+_Static_assert(sizeof(struct fastremap_move_range) == sizeof(struct fastremap_move_vec) &&
+	       FASTREMAP_MOVE_HOLES == FASTREMAP_MOVE_ALLOW_HOLES &&
+	       FASTREMAP_MOVE_LIMIT == FASTREMAP_MOVE_MAX &&
+	       FASTREMAP_IOCTL_BIT_MOVE == 1ULL << _IOC_NR(FASTREMAP_IOC_MOVE),
+	       "fastremap_move ABI");
+
+#define FR_MOVE_KNOWN_FLAGS	FASTREMAP_MOVE_HOLES
+#define FR_PM_PRESENT		(1ULL << 63)
+#define FR_PM_SWAP		(1ULL << 62)
+/* Pagemap entries read at a time by the fallback (on the stack). */
+#define FR_PM_BATCH		256
+
+struct fr_span {
+	uint64_t start, end;
+};
+
+/* Heapsort: qsort(3) may allocate, and nothing here may. */
+static void fr_span_sift(struct fr_span *a, size_t i, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		struct fr_span t;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && a[c + 1].start > a[c].start)
+			c++;
+		if (a[i].start >= a[c].start)
+			return;
+		t = a[i];
+		a[i] = a[c];
+		a[c] = t;
+		i = c;
+	}
+}
+
+static int fr_spans_disjoint(struct fr_span *a, size_t n)
+{
+	struct fr_span t;
+
+	for (size_t i = n / 2; i-- > 0;)
+		fr_span_sift(a, i, n);
+	for (size_t k = n; k-- > 1;) {
+		t = a[0];
+		a[0] = a[k];
+		a[k] = t;
+		fr_span_sift(a, 0, k);
+	}
+	for (size_t k = 1; k < n; k++)
+		if (a[k].start < a[k - 1].end)
+			return 0;
+	return 1;
+}
+
+/*
+ * The module's checks of a batch that need no mapping, so that the
+ * fallback refuses what the module refuses before it moves anything.
+ * The overlap check sorts a copy in scratch memory taken with mmap(2).
+ */
+static long fr_move_check(const struct fastremap_move_range *v, size_t n)
+{
+	uint64_t top = (uint64_t)1 << 56;	/* the most any x86-64 task has */
+	struct fr_span *s;
+	size_t bytes;
+	long r, ok;
+
+	for (size_t k = 0; k < n; k++) {
+		if (!v[k].len || ((v[k].src | v[k].dst | v[k].len) & 4095))
+			return -EINVAL;
+		if (v[k].len > top || v[k].src > top - v[k].len ||
+		    v[k].dst > top - v[k].len)
+			return -EINVAL;
+		if (v[k].src < v[k].dst + v[k].len && v[k].dst < v[k].src + v[k].len)
+			return -EINVAL;
+	}
+	if (n < 2)
+		return 0;
+	bytes = n * sizeof(*s);
+	r = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == -1)
+		return -ENOMEM;
+	s = (struct fr_span *)r;
+	for (size_t k = 0; k < n; k++)
+		s[k] = (struct fr_span){ v[k].src, v[k].src + v[k].len };
+	ok = fr_spans_disjoint(s, n);
+	for (size_t k = 0; ok && k < n; k++)
+		s[k] = (struct fr_span){ v[k].dst, v[k].dst + v[k].len };
+	ok = ok && fr_spans_disjoint(s, n);
+	syscall(SYS_munmap, s, bytes);
+	return ok ? 0 : -EINVAL;
+}
+
+/*
+ * Bytes of the move that may go before the first page that stops it: a
+ * populated destination page (EEXIST) or a source hole without
+ * FASTREMAP_MOVE_HOLES (ENOENT), read from /proc/self/pagemap. Returns
+ * 0 (all of it may go), -EEXIST or -ENOENT (*ok_bytes may go), or the
+ * errno of reading pagemap.
+ */
+static long fr_move_scan(int pm, const struct fastremap_move_range *m,
+			 unsigned int flags, uint64_t *ok_bytes)
+{
+	uint64_t s[FR_PM_BATCH], d[FR_PM_BATCH];
+	uint64_t pages = m->len / 4096, at = 0;
+
+	while (at < pages) {
+		uint64_t n = pages - at < FR_PM_BATCH ? pages - at : FR_PM_BATCH;
+		long rs = syscall(SYS_pread64, pm, s, n * 8, (m->src / 4096 + at) * 8);
+		long rd = syscall(SYS_pread64, pm, d, n * 8, (m->dst / 4096 + at) * 8);
+
+		if (rs != (long)(n * 8) || rd != (long)(n * 8))
+			return rs == -1 || rd == -1 ? -errno : -EFAULT;
+		for (uint64_t i = 0; i < n; i++, at++) {
+			*ok_bytes = at * 4096;
+			if (d[i] & (FR_PM_PRESENT | FR_PM_SWAP))
+				return -EEXIST;
+			if (!(flags & FASTREMAP_MOVE_HOLES) &&
+			    !(s[i] & (FR_PM_PRESENT | FR_PM_SWAP)))
+				return -ENOENT;
+		}
+	}
+	*ok_bytes = m->len;
+	return 0;
+}
+
+/*
+ * The fallback: each move is a mremap(2) MREMAP_FIXED|MREMAP_DONTUNMAP,
+ * which takes the pages to the destination and leaves the source mapped
+ * and empty, as the module does; but it maps the destination anew
+ * (splitting the heap's mapping there), so it is checked first to hold
+ * nothing, and the source to have no hole, as the module would. Pages
+ * shared after fork(2) move too: mremap(2) needs no exclusivity.
+ * (UFFDIO_MOVE, where the kernel has it, would keep the mappings whole,
+ * but only for a destination registered with a userfaultfd, whose missing
+ * faults then wait for a handler thread the caller does not have.)
+ */
+static long fr_move_fallback(const struct fastremap_move_range *v, size_t n,
+			     unsigned int flags, struct fastremap_move_stats *st)
+{
+	long ret;
+	int pm;
+
+	if (flags & ~FR_MOVE_KNOWN_FLAGS)
+		return -EINVAL;
+	ret = fr_move_check(v, n);
+	if (ret)
+		return ret;
+	pm = (int)fr_sys_ret(syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap",
+				     O_RDONLY | O_CLOEXEC));
+	if (pm < 0)
+		return pm;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t ok = 0;
+		long stop = fr_move_scan(pm, &v[k], flags, &ok);
+		void *res;
+
+		st->done = k;
+		st->done_bytes = 0;
+		if (stop && stop != -EEXIST && stop != -ENOENT) {
+			ret = stop;
+			break;
+		}
+		if (ok) {
+			ret = fr_sys_mremap((void *)(uintptr_t)v[k].src, ok, ok,
+					    MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+					    (void *)(uintptr_t)v[k].dst, &res);
+			if (ret)
+				break;
+		}
+		st->done_bytes = ok;
+		ret = stop;
+		if (ret)
+			break;
+		st->done = k + 1;
+		st->done_bytes = 0;
+	}
+	fr_sys_close(pm);
+	return ret;
+}
+
+static long fr_move(const struct fastremap_move_range *moves, size_t count,
+		    unsigned int flags, unsigned int fr_flags,
+		    struct fastremap_move_stats *stats)
+{
+	struct fastremap_move_stats st;
+	struct fastremap_move req;
+	struct fr_why why = { 0, 0 };
+	long ret;
+	int fd;
+
+	if ((fr_flags & ~FR_KNOWN_FR_FLAGS) ||
+	    (fr_flags & FR_KNOWN_FR_FLAGS) == FR_KNOWN_FR_FLAGS)
+		return -EINVAL;
+	if (stats && !fr_check_size(stats->size, FASTREMAP_MOVE_STATS_SIZE_VER0))
+		return -EINVAL;
+	memset(&st, 0, sizeof(st));
+	if (count > FASTREMAP_MOVE_LIMIT) {
+		ret = -E2BIG;
+		goto out;
+	}
+	if (fr_flags & FASTREMAP_MREMAP_ONLY) {
+		why.reason = FASTREMAP_REASON_CALLER;
+		goto fallback;
+	}
+	for (int tries = 0;; tries++) {
+		long r;
+
+		fd = fr_device(&why);
+		if (fd < 0)
+			goto fallback;
+		memset(&req, 0, sizeof(req));
+		req.size = sizeof(req);
+		req.flags = flags;
+		req.moves = (uintptr_t)moves;
+		req.count = (uint32_t)count;
+		req.tlb_flushes = FR_UNWRITTEN;
+		r = fr_sys_ioctl(fd, FASTREMAP_IOC_MOVE, &req);
+		if (r == -EBADF && !tries) {
+			why.reason = FASTREMAP_REASON_FD_LOST;
+			continue;
+		}
+		/* A module without the ioctl, or a filter in front of it. */
+		if (r == -ENOTTY || r == -ENOSYS ||
+		    (r == 0 && req.tlb_flushes == FR_UNWRITTEN) ||
+		    (r == -EBADF)) {
+			why.reason = r == -ENOTTY ? FASTREMAP_REASON_ABI :
+				     r == -EBADF ? FASTREMAP_REASON_FD_LOST :
+				     FASTREMAP_REASON_IOCTL_ERROR;
+			why.err = r ? (int)-r : 0;
+			goto fallback;
+		}
+		/*
+		 * Every other answer is the module's own, success or error,
+		 * with the result written (it was checked writable first).
+		 */
+		st.used_module = 1;
+		if (req.tlb_flushes != FR_UNWRITTEN) {
+			st.done = req.done;
+			st.done_bytes = req.done_bytes;
+			st.moved_pte = req.moved_pte;
+			st.tlb_flushes = req.tlb_flushes;
+		}
+		ret = r;
+		goto out;
+	}
+fallback:
+	st.reason = why.reason;
+	st.reason_errno = why.err;
+	if (fr_flags & FASTREMAP_NO_FALLBACK)
+		ret = fr_no_fallback_err(&why);
+	else
+		ret = fr_move_fallback(moves, count, flags, &st);
+out:
+	if (stats) {
+		st.size = sizeof(st);
+		fr_copy_out(stats, &st, sizeof(st));
+	}
+	return ret;
+}
+
+long fastremap_move(const struct fastremap_move_range *moves, size_t count,
+		    unsigned int flags, unsigned int fr_flags,
+		    struct fastremap_move_stats *stats)
+{
+	int saved = errno;
+	long ret = fr_move(moves, count, flags, fr_flags, stats);
+
+	errno = saved;
+	return ret;
+}

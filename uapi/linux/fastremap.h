@@ -49,6 +49,8 @@ struct fastremap_info {
 #define FASTREMAP_FEAT_THP		(1ULL << 1)
 /* Whole-PUD (1 GiB on x86-64) moves are possible on this kernel. */
 #define FASTREMAP_FEAT_MOVE_PUD		(1ULL << 2)
+/* FASTREMAP_IOC_MOVE is available (also its bit in fastremap_info.ioctls). */
+#define FASTREMAP_FEAT_MOVE		(1ULL << 3)
 
 /*
  * FASTREMAP_IOC_REMAP: mremap(2) for the calling process, relocating whole
@@ -106,7 +108,96 @@ struct fastremap_remap {
 
 #define FASTREMAP_REMAP_SIZE_VER0	112
 
+/*
+ * FASTREMAP_IOC_MOVE: many page moves inside existing private anonymous
+ * mappings, in order, under one acquisition of the locks and with one TLB
+ * flush for the batch (for compacting garbage collectors and arena
+ * allocators). No mapping is created, split, merged or removed:
+ * /proc/self/maps is the same before and after. Pages move, not bytes:
+ * each page's physical frame leaves the source for the destination, which
+ * must be empty (never faulted in, or emptied by an earlier move or by
+ * MADV_DONTNEED); the source is left empty (it reads as zeros and faults
+ * in fresh pages again).
+ *
+ * Each move is {src, dst, len}: page-aligned, len > 0, [src, src + len)
+ * inside one mapping and [dst, dst + len) inside one mapping (the same or
+ * another), not overlapping each other. Within a batch no two sources
+ * overlap and no two destinations overlap; a destination may reuse a
+ * source of an earlier move (sliding compaction), and moves run in order.
+ *
+ * In:  size, flags (FASTREMAP_MOVE_*), moves (a user pointer to count
+ *      struct fastremap_move_vec), count (at most FASTREMAP_MOVE_MAX).
+ *      The vector is read once, before anything moves: it may lie
+ *      anywhere, even inside a range it moves. This structure must lie
+ *      outside every source and destination (EINVAL), because the result
+ *      is written into it after the moves.
+ * Out: done (moves completed), done_bytes (bytes of moves[done] already
+ *      moved when the call stopped there), the moved_* and tlb_flushes
+ *      counters. Written on success and on every error after the
+ *      structure was read; after an error every page is at its source or
+ *      at its destination, never lost or duplicated.
+ *
+ * Errors that change nothing (done = done_bytes = 0):
+ * EINVAL: unknown flags, nonzero reserved fields, an unaligned, empty or
+ *      overflowing range, a move whose source and destination overlap,
+ *      two sources or two destinations overlapping, this structure inside
+ *      a range; a mapping that is not private anonymous memory (file,
+ *      shared, hugetlb, I/O or PFN maps), is mlocked, or differs from the
+ *      other side of the move in protection.
+ * EFAULT: the vector cannot be read, or a range is not inside one mapping
+ *      (unmapped, or spanning two).
+ * E2BIG: count above FASTREMAP_MOVE_MAX.
+ * EPERM: a mapping is sealed (mseal(2)).
+ * EOPNOTSUPP: a mapping is registered with userfaultfd.
+ * EXDEV: the source and destination mappings of a move have anon_vmas of
+ *      different roots (mappings never related by a split of one mapping
+ *      or by merging): the moved pages could not be found by reverse
+ *      mapping there. Use one mapping for the heap.
+ * EBADF: the descriptor was not opened for writing.
+ * Errors that stop the batch at moves[done] (done_bytes of it moved):
+ * EEXIST: the destination page is populated.
+ * ENOENT: the source page is a hole (never faulted in, or moved away),
+ *      unless FASTREMAP_MOVE_ALLOW_HOLES: then the destination stays a hole.
+ * EBUSY: the page is not exclusive to this process (shared with a child
+ *      after fork(2), KSM, pinned by get_user_pages, a swap entry shared
+ *      after fork(2)), or a large folio could not be split.
+ * EAGAIN: the page stayed under migration, or locked, too long: retry.
+ * ENOMEM: page tables for the destination could not be allocated.
+ * EINTR: a fatal signal arrived while waiting.
+ * EFAULT: the moves were made but the result could not be written (another
+ *      thread unmapped this structure during the call).
+ */
+struct fastremap_move_vec {
+	__u64 src;
+	__u64 dst;
+	__u64 len;
+};
+
+/* A hole in a source is skipped (the destination stays a hole), not ENOENT. */
+#define FASTREMAP_MOVE_ALLOW_HOLES	(1U << 0)
+
+/* The largest count one call takes. */
+#define FASTREMAP_MOVE_MAX		65536
+
+struct fastremap_move {
+	__u32 size;
+	__u32 flags;
+	__u64 moves;		/* struct fastremap_move_vec[count] */
+	__u32 count;
+	__u32 __pad0;
+	__u64 done;		/* out: moves completed */
+	__u64 done_bytes;	/* out: bytes of moves[done] moved */
+	__u64 moved_pte;	/* out: PTEs moved (holes skipped are not counted) */
+	__u64 moved_thp;	/* out: PMD-mapped huge pages moved whole */
+	__u64 split;		/* out: large folios split first */
+	__u64 tlb_flushes;	/* out: range TLB flushes issued */
+	__u64 reserved[4];
+};
+
+#define FASTREMAP_MOVE_SIZE_VER0	104
+
 #define FASTREMAP_IOC_INFO	_IOWR(FASTREMAP_IOC_MAGIC, 0x00, struct fastremap_info)
 #define FASTREMAP_IOC_REMAP	_IOWR(FASTREMAP_IOC_MAGIC, 0x01, struct fastremap_remap)
+#define FASTREMAP_IOC_MOVE	_IOWR(FASTREMAP_IOC_MAGIC, 0x02, struct fastremap_move)
 
 #endif /* _UAPI_LINUX_FASTREMAP_H */

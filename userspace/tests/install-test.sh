@@ -78,9 +78,9 @@ readelf -d "$lib/libfastremap.so.1.0.0" >"$tmp/dyn"
 check "soname is libfastremap.so.1" grep -q 'Library soname: \[libfastremap.so.1\]' "$tmp/dyn"
 readelf --dyn-syms -W "$lib/libfastremap.so.1.0.0" >"$tmp/syms"
 exported=$(awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" { print $8 }' "$tmp/syms" | sort | tr '\n' ' ')
-want="fastremap@@FASTREMAP_1.0 fastremap_info@@FASTREMAP_1.0 fastremap_remap@@FASTREMAP_1.0 fastremap_strreason@@FASTREMAP_1.0 fastremap_version@@FASTREMAP_1.0 "
+want="fastremap@@FASTREMAP_1.0 fastremap_info@@FASTREMAP_1.0 fastremap_move@@FASTREMAP_1.1 fastremap_remap@@FASTREMAP_1.0 fastremap_strreason@@FASTREMAP_1.0 fastremap_version@@FASTREMAP_1.0 "
 echo "exported: $exported" >"$log"
-ok "$([ "$exported" = "$want" ]; echo $?)" "readelf: exactly the five API functions, each versioned FASTREMAP_1.0"
+ok "$([ "$exported" = "$want" ]; echo $?)" "readelf: exactly the six API functions, versioned FASTREMAP_1.0 (fastremap_move: 1.1)"
 objdump -T "$lib/libfastremap.so.1.0.0" >"$tmp/objdump"
 check "objdump -T shows the FASTREMAP_1.0 version node" grep -q 'FASTREMAP_1\.0.*fastremap_remap' "$tmp/objdump"
 shim=$(readelf --dyn-syms -W "$lib/libfastremap-preload.so" | awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" { print $8 }' | tr '\n' ' ')

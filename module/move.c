@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FASTREMAP_IOC_MOVE: a vector of page moves inside existing private
+ * anonymous VMAs, in order, with one TLB flush for the batch and no VMA
+ * change. What UFFDIO_MOVE (mm/userfaultfd.c, 6.8+) does for one range,
+ * on every supported kernel, for many ranges at once.
+ *
+ * Pages move, not bytes: each PTE leaves the source for the destination,
+ * and the folio behind it is re-homed as move_present_pte() and
+ * move_swap_pte() re-home it: its anon_vma becomes the destination VMA's
+ * and its index the destination's page offset, under the folio lock and
+ * the anon_vma lock. Only folios exclusive to this process move.
+ *
+ * A call runs in passes. Each pass first prepares, sleeping, with
+ * mmap_lock held for write but no rmap lock: it allocates the destination
+ * page tables, splits huge PMDs and large folios in the sources (a large
+ * folio needs its lock and the anon_vma lock to split, so it cannot be
+ * split below). Then, under the anon_vma root lock, it moves PTEs and
+ * never sleeps for a folio: a folio lock is only tried, because the
+ * normal order is folio lock, then anon_vma lock (reclaim, migration).
+ * On a busy folio the pass ends: what moved is flushed, the locks are
+ * dropped, the folio's lock is waited for, and the next pass goes on from
+ * the same page. A pass is bounded (FR_MOVE_PASS_PAGES) so that the
+ * anon_vma lock, which fork, exit and reclaim of these pages wait for, is
+ * not held for a huge batch at once.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/rmap.h>
+#include <linux/sort.h>
+#include <linux/slab.h>
+#include <linux/pagemap.h>
+#include <linux/sched/signal.h>
+#include <linux/uaccess.h>
+#include <linux/userfaultfd_k.h>
+#include <linux/fastremap.h>
+#include "compat.h"
+#include "pgmove.h"
+#include "remap.h"
+#include "move.h"
+
+#define FR_MOVE_FLAGS		FASTREMAP_MOVE_ALLOW_HOLES
+
+/* Pages one pass may move: a 1 GiB batch of PTEs still takes one flush. */
+#define FR_MOVE_PASS_PAGES	(1UL << 18)
+
+/*
+ * Passes in a row that may end without progress: a folio whose split
+ * keeps failing (extra references), or a lock that is taken again each
+ * time, gives EBUSY; a migration that does not finish gives EAGAIN.
+ */
+#define FR_MOVE_MAX_STALLS	64
+
+/* Internal results of a pass: end it, drop the locks, and go on. */
+#define FR_RETRY	1	/* prepare again (split, table), or wait for b->wait */
+#define FR_WAIT		2	/* a migration entry: let the migration finish */
+
+struct fr_batch {
+	struct mm_struct *mm;
+	const struct fastremap_move_vec *v;
+	u32 count;
+	u32 flags;
+	/* The anon_vma whose root lock is held while entries move. */
+	struct anon_vma *anon_vma;
+	/* Progress: v[i] is the next move, off bytes of it are done. */
+	u32 i;
+	unsigned long off;
+	/* The end of the current pass, as a position like (i, off). */
+	u32 end_i;
+	unsigned long end_off;
+	/* The span of source addresses moved since the last flush. */
+	unsigned long lo, hi;
+	/* A folio to lock and unlock (referenced) before the next pass. */
+	struct folio *wait;
+	struct fr_move_stats stats;
+	u64 split;
+};
+
+struct fr_range {
+	unsigned long start, end;
+};
+
+static int fr_range_cmp(const void *a, const void *b)
+{
+	const struct fr_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* EINVAL if any two of @n ranges overlap (sorts @r). */
+static int fr_ranges_disjoint(struct fr_range *r, u32 n)
+{
+	u32 k;
+
+	sort(r, n, sizeof(*r), fr_range_cmp, NULL);
+	for (k = 1; k < n; k++)
+		if (r[k].start < r[k - 1].end)
+			return -EINVAL;
+	return 0;
+}
+
+static bool fr_overlap(unsigned long a, unsigned long alen, unsigned long b,
+		       unsigned long blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/*
+ * Everything about the vector that needs no VMA: alignment, bounds,
+ * overlaps, and the request structure outside every range (the result
+ * is written there after the moves: inside a source it would fault a
+ * fresh page in, inside a destination it would overwrite moved memory).
+ */
+static int fr_move_check_vec(const struct fastremap_move_vec *v, u32 n,
+			     unsigned long req, unsigned long req_len)
+{
+	struct fr_range *r;
+	int ret = 0;
+	u32 k;
+
+	for (k = 0; k < n; k++) {
+		if (!v[k].len || offset_in_page(v[k].src | v[k].dst | v[k].len))
+			return -EINVAL;
+		if (v[k].len > TASK_SIZE || v[k].src > TASK_SIZE - v[k].len ||
+		    v[k].dst > TASK_SIZE - v[k].len)
+			return -EINVAL;
+		if (fr_overlap(v[k].src, v[k].len, v[k].dst, v[k].len))
+			return -EINVAL;
+		if (fr_overlap(req, req_len, v[k].src, v[k].len) ||
+		    fr_overlap(req, req_len, v[k].dst, v[k].len))
+			return -EINVAL;
+	}
+	if (n == 1)
+		return 0;
+	r = kvmalloc_array(n, sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	for (k = 0; k < n; k++)
+		r[k] = (struct fr_range){ v[k].src, v[k].src + v[k].len };
+	ret = fr_ranges_disjoint(r, n);
+	if (!ret) {
+		for (k = 0; k < n; k++)
+			r[k] = (struct fr_range){ v[k].dst, v[k].dst + v[k].len };
+		ret = fr_ranges_disjoint(r, n);
+	}
+	kvfree(r);
+	return ret;
+}
+
+/* The VMAs pages can move between: private anonymous memory only. */
+static int fr_move_vma_ok(struct vm_area_struct *vma)
+{
+	if (fr_vma_sealed(vma))
+		return -EPERM;
+	if (!vma_is_anonymous(vma) || is_vm_hugetlb_page(vma) ||
+	    (vma->vm_flags & (VM_SHARED | VM_MAYSHARE | VM_IO | VM_PFNMAP |
+			      VM_MIXEDMAP)))
+		return -EINVAL;
+	/* An mlocked folio is counted per VMA: munlock is not ours to do. */
+	if (vma->vm_flags & (VM_LOCKED | VM_LOCKONFAULT))
+		return -EINVAL;
+	/* Its missing and write-protect faults belong to the monitor. */
+	if (userfaultfd_armed(vma))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* [addr, addr + len) inside one VMA, which is returned. */
+static struct vm_area_struct *fr_move_vma(struct mm_struct *mm,
+					  unsigned long addr,
+					  unsigned long len)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, addr);
+
+	if (!vma || len > vma->vm_end - addr)
+		return NULL;
+	return vma;
+}
+
+/*
+ * The checks that need the VMAs, all made before anything changes; then
+ * anon_vmas for destinations that will receive folios, and the per-VMA
+ * write locks. Every anon_vma that folios leave or join must share one
+ * root: that root's lock is what excludes the rmap walkers.
+ */
+static int fr_move_check_vmas(struct fr_batch *b)
+{
+	struct vm_area_struct *src, *dst;
+	struct anon_vma *root = NULL;
+	u32 k;
+	int ret;
+
+	for (k = 0; k < b->count; k++) {
+		src = fr_move_vma(b->mm, b->v[k].src, b->v[k].len);
+		dst = fr_move_vma(b->mm, b->v[k].dst, b->v[k].len);
+		if (!src || !dst)
+			return -EFAULT;
+		ret = fr_move_vma_ok(src);
+		if (!ret)
+			ret = fr_move_vma_ok(dst);
+		if (ret)
+			return ret;
+		/* A writable PTE must not land in a read-only VMA. */
+		if ((src->vm_flags & VM_ACCESS_FLAGS) !=
+		    (dst->vm_flags & VM_ACCESS_FLAGS) ||
+		    pgprot_val(src->vm_page_prot) !=
+		    pgprot_val(dst->vm_page_prot))
+			return -EINVAL;
+		if (!src->anon_vma)
+			continue;
+		if (dst->anon_vma && dst->anon_vma->root != src->anon_vma->root)
+			return -EXDEV;
+		if (root && root != src->anon_vma->root)
+			return -EXDEV;
+		root = src->anon_vma->root;
+	}
+	for (k = 0; k < b->count; k++) {
+		src = vma_lookup(b->mm, b->v[k].src);
+		dst = vma_lookup(b->mm, b->v[k].dst);
+		if (src->anon_vma && !dst->anon_vma) {
+			if (fr_call(__anon_vma_prepare, dst))
+				return -ENOMEM;
+			/* It may have found a neighbour's, or made its own. */
+			if (dst->anon_vma->root != src->anon_vma->root)
+				return -EXDEV;
+		}
+		if (src->anon_vma)
+			b->anon_vma = src->anon_vma;
+	}
+	for (k = 0; k < b->count; k++) {
+		vma_start_write(vma_lookup(b->mm, b->v[k].src));
+		vma_start_write(vma_lookup(b->mm, b->v[k].dst));
+	}
+	return 0;
+}
+
+/* Bytes from @a to the next PMD boundary of either address, at most @len. */
+static unsigned long fr_move_extent(unsigned long a, unsigned long b,
+				    unsigned long len)
+{
+	unsigned long n = PMD_SIZE - (a & ~PMD_MASK);
+
+	n = min(n, PMD_SIZE - (b & ~PMD_MASK));
+	return min(n, len);
+}
+
+/* Where the pass that starts at (b->i, b->off) ends. */
+static void fr_move_plan(struct fr_batch *b)
+{
+	unsigned long left = FR_MOVE_PASS_PAGES << PAGE_SHIFT, off = b->off;
+	u32 k;
+
+	for (k = b->i; k < b->count; k++, off = 0) {
+		if (b->v[k].len - off > left) {
+			b->end_i = k;
+			b->end_off = off + left;
+			return;
+		}
+		left -= b->v[k].len - off;
+	}
+	b->end_i = b->count;
+	b->end_off = 0;
+}
+
+/* The part [*s, *e) of move @k inside the current pass; false if none. */
+static bool fr_move_seg(struct fr_batch *b, u32 k, unsigned long *s,
+			unsigned long *e)
+{
+	if (k > b->end_i || (k == b->end_i && !b->end_off) || k >= b->count)
+		return false;
+	*s = k == b->i ? b->off : 0;
+	*e = k == b->end_i ? b->end_off : b->v[k].len;
+	return *s < *e;
+}
+
+/* A PMD that maps a huge page or holds a migration or swap entry. */
+static bool fr_move_pmd_huge(pmd_t pmd)
+{
+	return !pmd_none(pmd) && (!pmd_present(pmd) || pmd_leaf(pmd));
+}
+
+/* The folio a present PTE maps, if it is an ordinary one. */
+static struct folio *fr_move_pte_folio(pte_t pte)
+{
+	unsigned long pfn = pte_pfn(pte);
+
+	if (is_zero_pfn(pfn) || pte_special(pte) || !pfn_valid(pfn))
+		return NULL;
+	return page_folio(pfn_to_page(pfn));
+}
+
+/*
+ * Splits the large anonymous folios mapped in [addr, end) of one PTE
+ * table, so that the locked pass finds small ones. A failed split is left
+ * for the locked pass to see (it ends the pass, and a bounded number of
+ * retries gives EBUSY).
+ */
+static void fr_move_split(struct fr_batch *b, pmd_t *pmd, unsigned long addr,
+			  unsigned long end)
+{
+	struct folio *folio;
+	spinlock_t *ptl;
+	pmd_t pmdval;
+	pte_t *pte;
+
+again:
+	pmdval = READ_ONCE(*pmd);
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
+		return;
+	ptl = pte_lockptr(b->mm, &pmdval);
+	spin_lock(ptl);
+	if (!pmd_same(pmdval, READ_ONCE(*pmd))) {
+		spin_unlock(ptl);
+		return;
+	}
+	pte = pte_offset_kernel(pmd, addr);
+	for (; addr < end; addr += PAGE_SIZE, pte++) {
+		pte_t ptent = ptep_get(pte);
+
+		if (!pte_present(ptent))
+			continue;
+		folio = fr_move_pte_folio(ptent);
+		if (!folio || !folio_test_large(folio) ||
+		    !folio_test_anon(folio))
+			continue;
+		folio_get(folio);
+		spin_unlock(ptl);
+		/* mmap_lock, then the folio lock: the order faults take. */
+		folio_lock(folio);
+		if (folio_test_large(folio) && !fr_split_folio(folio))
+			b->split++;
+		folio_unlock(folio);
+		folio_put(folio);
+		cond_resched();
+		addr += PAGE_SIZE;
+		goto again;
+	}
+	spin_unlock(ptl);
+}
+
+/*
+ * Whether the @len bytes at the source PMD @pmd are a THP of this
+ * process's that may move whole: a whole, aligned PMD on both sides
+ * (fr_move_extent() cut @len at both boundaries) with an anonymous folio.
+ * The destination must also be none; the huge zero page is split instead.
+ */
+static bool fr_move_thp_whole(struct fr_batch *b, pmd_t *pmd, unsigned long len)
+{
+	pmd_t pmdval;
+
+	if (!pmd || len != PMD_SIZE)
+		return false;
+	pmdval = READ_ONCE(*pmd);
+	if (!pmd_present(pmdval) || !pmd_leaf(pmdval))
+		return false;
+	return folio_test_anon(page_folio(pmd_page(pmdval)));
+}
+
+/*
+ * The sleeping half of a pass: destination tables, and sources without
+ * huge PMDs or large folios, except THPs that move whole. ENOMEM if a table cannot be allocated.
+ */
+static int fr_move_prepare(struct fr_batch *b)
+{
+	unsigned long s, e, n, src, dst;
+	struct vm_area_struct *vma;
+	pmd_t *pmd, *dpmd;
+	u32 k;
+
+	for (k = b->i; fr_move_seg(b, k, &s, &e); k++) {
+		vma = vma_lookup(b->mm, b->v[k].src);
+		for (; s < e; s += n) {
+			src = b->v[k].src + s;
+			dst = b->v[k].dst + s;
+			n = fr_move_extent(src, dst, e - s);
+			cond_resched();
+			pmd = fr_table_lookup(b->mm, src);
+			/* A THP the move takes whole needs no table, no split. */
+			if (fr_move_thp_whole(b, pmd, n)) {
+				dpmd = fr_table_prepare(b->mm, dst, false);
+				if (dpmd && pmd_none(READ_ONCE(*dpmd)))
+					continue;
+			}
+			if (!fr_table_prepare(b->mm, dst, true))
+				return -ENOMEM;
+			if (!pmd || pmd_none(READ_ONCE(*pmd)))
+				continue;
+			/* Else it is mapped by PTEs first (the folio split below). */
+			if (pmd_present(*pmd) && pmd_leaf(*pmd))
+				fr_split_huge_pmd(vma, pmd, src & PMD_MASK);
+			fr_move_split(b, pmd, src, src + n);
+		}
+	}
+	return 0;
+}
+
+static void fr_move_moved(struct fr_batch *b, unsigned long src)
+{
+	if (b->hi <= b->lo) {
+		b->lo = src;
+		b->hi = src + PAGE_SIZE;
+	} else {
+		b->lo = min(b->lo, src);
+		b->hi = max(b->hi, src + PAGE_SIZE);
+	}
+	b->stats.pte++;
+}
+
+/* Moves one present PTE (a small exclusive anonymous folio or the zero page). */
+static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
+			   unsigned long src, unsigned long dst, pte_t *src_pte,
+			   pte_t *dst_pte, pte_t orig)
+{
+	unsigned long pfn = pte_pfn(orig);
+	struct folio *folio = NULL;
+	struct page *page;
+	pte_t pte;
+
+	if (!is_zero_pfn(pfn)) {
+		if (pte_special(orig) || !pfn_valid(pfn))
+			return -EBUSY;
+		page = pfn_to_page(pfn);
+		folio = page_folio(page);
+		if (!folio_test_anon(folio) || folio_test_ksm(folio))
+			return -EBUSY;
+		if (folio_test_large(folio))
+			return FR_RETRY;
+		if (!PageAnonExclusive(page) || folio_maybe_dma_pinned(folio))
+			return -EBUSY;
+		if (!folio_trylock(folio)) {
+			folio_get(folio);
+			b->wait = folio;
+			return FR_RETRY;
+		}
+	}
+	pte = ptep_get_and_clear(b->mm, src, src_pte);
+	if (folio) {
+		/*
+		 * GUP-fast pins the folio, then reads the PTE again and backs
+		 * off if it changed: with the entry cleared before the pin
+		 * count is read, either it sees the clear or we see its pin.
+		 */
+		smp_mb();
+		if (folio_maybe_dma_pinned(folio)) {
+			set_pte_at(b->mm, src, src_pte, pte);
+			folio_unlock(folio);
+			return -EBUSY;
+		}
+		fr_folio_move_anon(folio, dvma->anon_vma);
+		WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+	}
+	/*
+	 * Until the flush, another CPU may write this page through a stale
+	 * clean TLB entry for @src. Were @src refilled by a later move of
+	 * the batch, its dirty-bit update could land on the new entry and
+	 * leave this page modified under a clean PTE, which reclaim would
+	 * then drop from the swap cache. A writable entry moves dirty.
+	 */
+	if (pte_write(pte))
+		pte = pte_mkdirty(pte);
+	set_pte_at(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	if (folio)
+		folio_unlock(folio);
+	fr_move_moved(b, src);
+	return 0;
+}
+
+/*
+ * Moves a swap entry, and re-homes its swap-cache folio if it has one
+ * that was mapped (an unmapped one read ahead gets its index when it is
+ * mapped). Swapoff cannot free the device meanwhile: it must replace
+ * this entry first, under this mm's mmap_lock, which we hold for write.
+ */
+static int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
+			unsigned long src, unsigned long dst, pte_t *src_pte,
+			pte_t *dst_pte, pte_t orig)
+{
+	struct folio *folio;
+	swp_entry_t entry;
+	pte_t pte;
+
+	switch (fr_pte_leaf(orig, &entry)) {
+	case FR_LEAF_SWAP:
+		break;
+	case FR_LEAF_MIGRATION:
+		return FR_WAIT;
+	default:
+		return -EFAULT;
+	}
+	/* Shared with a child since fork(2). */
+	if (!pte_swp_exclusive(orig))
+		return -EBUSY;
+	folio = fr_swap_cache_folio(entry);
+	if (folio) {
+		if (folio_test_large(folio)) {
+			folio_put(folio);
+			return -EBUSY;
+		}
+		if (!folio_trylock(folio)) {
+			b->wait = folio;
+			return FR_RETRY;
+		}
+		if (folio_test_swapcache(folio) &&
+		    fr_folio_swap_val(folio) == entry.val &&
+		    folio_test_anon(folio)) {
+			fr_folio_move_anon(folio, dvma->anon_vma);
+			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+		}
+	}
+	pte = ptep_get_and_clear(b->mm, src, src_pte);
+	set_pte_at(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	if (folio) {
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	fr_move_moved(b, src);
+	return 0;
+}
+
+/*
+ * Moves a PMD-mapped THP whole, as move_pages_huge_pmd() does: the same
+ * checks as for a small folio, the deposited PTE table follows it.
+ */
+static int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
+		       unsigned long src, unsigned long dst, pmd_t *src_pmd,
+		       pmd_t *dst_pmd)
+{
+	spinlock_t *src_ptl = pmd_lockptr(b->mm, src_pmd);
+	spinlock_t *dst_ptl = pmd_lockptr(b->mm, dst_pmd);
+	struct folio *folio;
+	struct page *page;
+	pgtable_t pgtable;
+	int ret = 0;
+	pmd_t pmd;
+
+	spin_lock(src_ptl);
+	if (dst_ptl != src_ptl)
+		spin_lock_nested(dst_ptl, SINGLE_DEPTH_NESTING);
+	pmd = *src_pmd;
+	if (!pmd_present(pmd) || !pmd_leaf(pmd) || !pmd_none(*dst_pmd)) {
+		ret = FR_RETRY;
+		goto out;
+	}
+	page = pmd_page(pmd);
+	folio = page_folio(page);
+	if (!folio_test_anon(folio)) {
+		ret = FR_RETRY;		/* the huge zero page: split it */
+		goto out;
+	}
+	if (!PageAnonExclusive(page) || folio_maybe_dma_pinned(folio)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (!folio_trylock(folio)) {
+		folio_get(folio);
+		b->wait = folio;
+		ret = FR_RETRY;
+		goto out;
+	}
+	pmd = pmdp_huge_get_and_clear(b->mm, src, src_pmd);
+	/* As in fr_move_present(): a GUP-fast pin or our clear, seen. */
+	smp_mb();
+	if (folio_maybe_dma_pinned(folio)) {
+		set_pmd_at(b->mm, src, src_pmd, pmd);
+		folio_unlock(folio);
+		ret = -EBUSY;
+		goto out;
+	}
+	fr_folio_move_anon(folio, dvma->anon_vma);
+	WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+	if (dst_ptl != src_ptl) {
+		pgtable = fr_call(pgtable_trans_huge_withdraw, b->mm, src_pmd);
+		fr_call(pgtable_trans_huge_deposit, b->mm, dst_pmd, pgtable);
+	}
+	/* As in fr_move_present(): a writable entry moves dirty. */
+	if (pmd_write(pmd))
+		pmd = pmd_mkdirty(pmd);
+	set_pmd_at(b->mm, dst, dst_pmd, fr_moved_pmd(pmd));
+	folio_unlock(folio);
+	b->stats.thp++;
+	if (b->hi <= b->lo) {
+		b->lo = src;
+		b->hi = src + PMD_SIZE;
+	} else {
+		b->lo = min(b->lo, src);
+		b->hi = max(b->hi, src + PMD_SIZE);
+	}
+out:
+	if (dst_ptl != src_ptl)
+		spin_unlock(dst_ptl);
+	spin_unlock(src_ptl);
+	return ret;
+}
+
+/*
+ * Moves up to @len bytes (inside one PTE table on each side) from @src to
+ * @dst; *done is set to the bytes done, holes skipped included.
+ */
+static int fr_move_ptes(struct fr_batch *b, struct vm_area_struct *dvma,
+			unsigned long src, unsigned long dst, unsigned long len,
+			unsigned long *done)
+{
+	spinlock_t *src_ptl = NULL, *dst_ptl;
+	pte_t *src_pte = NULL, *dst_pte, orig;
+	pmd_t *src_pmd, *dst_pmd, spmd, dpmd;
+	unsigned long n;
+	int ret = 0;
+
+	*done = 0;
+	dst_pmd = fr_table_lookup(b->mm, dst);
+	if (!dst_pmd)
+		return FR_RETRY;
+	dpmd = READ_ONCE(*dst_pmd);
+	if (fr_move_pmd_huge(dpmd))
+		return -EEXIST;
+	src_pmd = fr_table_lookup(b->mm, src);
+	if (pmd_none(dpmd)) {
+		if (!fr_move_thp_whole(b, src_pmd, len))
+			return FR_RETRY;
+		ret = fr_move_thp(b, dvma, src, dst, src_pmd, dst_pmd);
+		if (!ret)
+			*done = len;
+		return ret;
+	}
+	spmd = src_pmd ? READ_ONCE(*src_pmd) : __pmd(0);
+	if (!pmd_none(spmd) && !pmd_present(spmd))
+		return FR_WAIT;		/* a THP under migration */
+	if (pmd_leaf(spmd))
+		return FR_RETRY;	/* the prepare pass splits it */
+
+	/* The locks of the tables we read, rechecked as fr_move_ptes() does. */
+	if (!pmd_none(spmd)) {
+		src_ptl = pte_lockptr(b->mm, &spmd);
+		spin_lock(src_ptl);
+		if (!pmd_same(spmd, READ_ONCE(*src_pmd))) {
+			spin_unlock(src_ptl);
+			return FR_RETRY;
+		}
+		src_pte = pte_offset_kernel(src_pmd, src);
+	}
+	dst_ptl = pte_lockptr(b->mm, &dpmd);
+	if (dst_ptl != src_ptl)
+		spin_lock_nested(dst_ptl, SINGLE_DEPTH_NESTING);
+	if (!pmd_same(dpmd, READ_ONCE(*dst_pmd))) {
+		ret = FR_RETRY;
+		goto out;
+	}
+	dst_pte = pte_offset_kernel(dst_pmd, dst);
+
+	for (n = 0; n < len; n += PAGE_SIZE, src += PAGE_SIZE,
+	     dst += PAGE_SIZE, dst_pte++, src_pte = src_pte ? src_pte + 1 : NULL) {
+		if (!pte_none(ptep_get(dst_pte))) {
+			ret = -EEXIST;
+			break;
+		}
+		orig = src_pte ? ptep_get(src_pte) : __pte(0);
+		if (pte_none(orig)) {
+			if (!(b->flags & FASTREMAP_MOVE_ALLOW_HOLES)) {
+				ret = -ENOENT;
+				break;
+			}
+			continue;
+		}
+		if (pte_present(orig))
+			ret = fr_move_present(b, dvma, src, dst, src_pte,
+					      dst_pte, orig);
+		else
+			ret = fr_move_swap(b, dvma, src, dst, src_pte, dst_pte,
+					   orig);
+		if (ret)
+			break;
+	}
+	*done = n;
+out:
+	if (dst_ptl != src_ptl)
+		spin_unlock(dst_ptl);
+	if (src_ptl)
+		spin_unlock(src_ptl);
+	return ret;
+}
+
+/* The locked half of a pass: moves from (b->i, b->off) to the pass end. */
+static int fr_move_locked(struct fr_batch *b)
+{
+	unsigned long s, e, n, done;
+	struct vm_area_struct *dvma;
+	int ret;
+
+	while (fr_move_seg(b, b->i, &s, &e)) {
+		dvma = vma_lookup(b->mm, b->v[b->i].dst);
+		for (; s < e; s += n) {
+			n = fr_move_extent(b->v[b->i].src + s,
+					   b->v[b->i].dst + s, e - s);
+			ret = fr_move_ptes(b, dvma, b->v[b->i].src + s,
+					   b->v[b->i].dst + s, n, &done);
+			b->off += done;
+			if (ret)
+				return ret;
+		}
+		if (b->off == b->v[b->i].len) {
+			b->i++;
+			b->off = 0;
+		}
+	}
+	return 0;
+}
+
+static int fr_move_batch(struct fr_batch *b)
+{
+	struct mmu_notifier_range range;
+	unsigned long lo = ULONG_MAX, hi = 0;
+	u32 stalls = 0, k, i;
+	unsigned long off;
+	int ret = 0;
+
+	/* Secondary MMUs drop every source at once, for the whole call. */
+	for (k = 0; k < b->count; k++) {
+		lo = min_t(unsigned long, lo, b->v[k].src);
+		hi = max_t(unsigned long, hi, b->v[k].src + b->v[k].len);
+	}
+	fr_mmu_notifier_start(&range, vma_lookup(b->mm, b->v[0].src), lo, hi);
+	while (b->i < b->count) {
+		fr_move_plan(b);
+		ret = fr_move_prepare(b);
+		if (ret)
+			break;
+		i = b->i;
+		off = b->off;
+		if (b->anon_vma)
+			anon_vma_lock_write(b->anon_vma);
+		/* A PTE reclaim cleared with its flush still pending must not move. */
+		fr_call(flush_tlb_batched_pending, b->mm);
+		ret = fr_move_locked(b);
+		/*
+		 * The flush, one per pass: until it completes other CPUs may
+		 * still reach moved pages through stale TLB entries for their
+		 * sources. Nothing can free, reuse or write-protect those
+		 * pages before it: faults need mmap_lock, held for write, or
+		 * on per-VMA-lock kernels the VMA read locks that
+		 * vma_start_write() excludes until mmap_lock is released;
+		 * madvise, munmap, mprotect, khugepaged, KSM, NUMA hinting
+		 * and /proc readers need mmap_lock too; reclaim, migration,
+		 * folio splits and every other rmap walker need the anon_vma
+		 * root lock, held for write until after the flush. GUP-fast
+		 * sees the old entry or the new one, each mapping the page,
+		 * and its pins are checked at the move. A write through a
+		 * stale clean entry faults on the cleared source, or, were
+		 * the source refilled, finds the moved entry already dirty
+		 * (fr_move_present()).
+		 */
+		if (b->hi > b->lo) {
+			fr_flush_moved(b->mm, b->lo, b->hi, &b->stats);
+			b->lo = b->hi = 0;
+		}
+		if (b->anon_vma)
+			anon_vma_unlock_write(b->anon_vma);
+		if (b->wait) {
+			/* The owner may need the anon_vma lock: wait for it now. */
+			folio_lock(b->wait);
+			folio_unlock(b->wait);
+			folio_put(b->wait);
+			b->wait = NULL;
+		}
+		if (ret != FR_RETRY && ret != FR_WAIT)
+			break;
+		if (b->i != i || b->off != off)
+			stalls = 0;
+		else if (++stalls > FR_MOVE_MAX_STALLS) {
+			ret = ret == FR_WAIT ? -EAGAIN : -EBUSY;
+			break;
+		}
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (ret == FR_WAIT)
+			schedule_timeout_uninterruptible(1);
+		ret = 0;
+	}
+	fr_mmu_notifier_end(&range);
+	return ret;
+}
+
+long fr_ioctl_move(void __user *uarg)
+{
+	struct fastremap_move req;
+	struct fr_batch b = {};
+	struct fastremap_move_vec *v;
+	unsigned long req_start;
+	u32 usize, len;
+	long ret;
+
+	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_MOVE_SIZE_VER0, uarg,
+			 &usize);
+	if (ret)
+		return ret;
+	if ((req.flags & ~FR_MOVE_FLAGS) || req.__pad0 ||
+	    memchr_inv(req.reserved, 0, sizeof(req.reserved)))
+		return -EINVAL;
+	if (req.count > FASTREMAP_MOVE_MAX)
+		return -E2BIG;
+	/* The outputs start at zero; prove they can be written back. */
+	req.done = req.done_bytes = req.moved_pte = req.moved_thp = 0;
+	req.split = req.tlb_flushes = 0;
+	len = min_t(u32, usize, sizeof(req));
+	if (copy_to_user(uarg, &req, len))
+		return -EFAULT;
+	if (!req.count)
+		return 0;
+
+	v = kvmalloc_array(req.count, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	if (copy_from_user(v, u64_to_user_ptr(req.moves),
+			   (size_t)req.count * sizeof(*v))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	req_start = untagged_addr((unsigned long)uarg);
+	ret = fr_move_check_vec(v, req.count, req_start, len);
+	if (ret)
+		goto out;
+
+	b.mm = current->mm;
+	b.v = v;
+	b.count = req.count;
+	b.flags = req.flags;
+	if (mmap_write_lock_killable(b.mm)) {
+		ret = -EINTR;
+		goto out;
+	}
+	ret = fr_move_check_vmas(&b);
+	if (!ret)
+		ret = fr_move_batch(&b);
+	mmap_write_unlock(b.mm);
+
+	req.done = b.i;
+	req.done_bytes = b.off;
+	req.moved_pte = b.stats.pte;
+	req.moved_thp = b.stats.thp;
+	req.split = b.split;
+	req.tlb_flushes = b.stats.flushes;
+	if (copy_to_user(uarg, &req, len) && !ret)
+		ret = -EFAULT;
+out:
+	kvfree(v);
+	return ret;
+}

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FASTREMAP_IOC_MOVE semantics. A table of batches on a 64-page heap,
+ * each with the errno, the result (done, done_bytes) and the memory the
+ * model says it leaves: every page is checked (its tag, or that a hole is
+ * still a hole, through pagemap), /proc/self/maps over the heap must not
+ * change, and a batch that moved something issued exactly one TLB flush.
+ * Then the cases a table cannot hold: the request structure (sizes,
+ * reserved fields, its place), the vector (unreadable, too long, empty),
+ * the kinds of mappings refused, mappings of different anon_vmas, pages
+ * shared with a child after fork(2), swap entries, soft-dirty, and the
+ * INFO bits. Runs as root inside the test VM with the module loaded.
+ *
+ * Usage: t_move [SEED]
+ */
+#define _GNU_SOURCE
+#include "remap_util.h"
+#include "move_util.h"
+
+#define HEAP_PAGES	64
+#define P(n)		((long long)(n) * (long long)PG)
+
+static int fd = -1;
+static uint64_t seed = 1;
+static char *heap;		/* HEAP_PAGES pages, rw, private anonymous */
+static struct fr_area area;	/* PROT_NONE before it, a hole after it */
+
+/* Sets up the heap: 'x' a page of data, 'z' the zero page, '.' a hole. */
+static int heap_setup(const char *layout, uint64_t *tags, int ro_tail)
+{
+	fr_release(&area);
+	if (!fr_reserve(P(HEAP_PAGES + 16), &area))
+		return -1;
+	heap = area.base + P(8);
+	if (mmap(heap, P(HEAP_PAGES), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != heap)
+		return -1;
+	/* Right after the heap: nothing mapped. */
+	munmap(heap + P(HEAP_PAGES), P(8));
+	madvise(heap, P(HEAP_PAGES), MADV_NOHUGEPAGE);
+	for (int i = 0; i < HEAP_PAGES; i++) {
+		tags[i] = 0;
+		if (layout[i] == 'x') {
+			tags[i] = mv_tag(seed, i);
+			mv_fill(heap + P(i), tags[i]);
+		} else if (layout[i] == 'z') {
+			tags[i] = MV_ZERO;
+			(void)*(volatile char *)(heap + P(i));
+		}
+	}
+	/* The last 8 pages read-only: a second VMA of other protection. */
+	if (ro_tail && mprotect(heap + P(HEAP_PAGES - 8), P(8), PROT_READ))
+		return -1;
+	return 0;
+}
+
+/* An offset that is not a heap page: used as is, as an address. */
+#define ABS	(1LL << 62)
+
+struct mv_case {
+	const char *name;
+	const char *layout;
+	int ro_tail;
+	int n;
+	struct { long long src, dst, len; } mv[4];
+	uint32_t flags;
+	int err;		/* 0 or the errno */
+	int done, done_pages;	/* the result */
+};
+
+#define L_HALF "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx................................"
+#define L_HOLE "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.................................."
+#define L_ZERO "xxxxxxxxxxxxxxxxxxxxzxxxxxxxxxxx................................"
+#define L_FULL "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..............x................."
+
+static const struct mv_case cases[] = {
+	{ "one page into a hole", L_HALF, 0, 1, { { P(0), P(40), P(1) } }, 0, 0, 1, 0 },
+	{ "a run of 4 pages", L_HALF, 0, 1, { { P(1), P(41), P(4) } }, 0, 0, 1, 0 },
+	{ "a batch of 3, the second filling the first's source", L_HALF, 0, 3,
+	  { { P(0), P(32), P(2) }, { P(4), P(0), P(2) }, { P(8), P(36), P(3) } }, 0, 0, 3, 0 },
+	{ "a page moved twice in one batch", L_HALF, 0, 2,
+	  { { P(3), P(50), P(1) }, { P(50), P(60), P(1) } }, 0, 0, 2, 0 },
+	{ "backwards: destination below the source", L_HALF, 0, 2,
+	  { { P(10), P(33), P(1) }, { P(31), P(10), P(1) } }, 0, 0, 2, 0 },
+	{ "the zero page moves", L_ZERO, 0, 1, { { P(20), P(50), P(1) } }, 0, 0, 1, 0 },
+	{ "a batch of the whole populated half", L_HALF, 0, 1,
+	  { { P(0), P(32), P(32) } }, 0, 0, 1, 0 },
+	{ "hole in the source -> ENOENT", L_HALF, 0, 1,
+	  { { P(40), P(50), P(1) } }, 0, ENOENT, 0, 0 },
+	{ "hole part way -> ENOENT after the pages before it", L_HOLE, 0, 1,
+	  { { P(28), P(40), P(4) } }, 0, ENOENT, 0, 2 },
+	{ "ALLOW_HOLES: holes stay holes", L_HOLE, 0, 1,
+	  { { P(28), P(40), P(4) } }, FASTREMAP_MOVE_ALLOW_HOLES, 0, 1, 0 },
+	{ "ALLOW_HOLES: a source of holes only", L_HOLE, 0, 1,
+	  { { P(40), P(50), P(4) } }, FASTREMAP_MOVE_ALLOW_HOLES, 0, 1, 0 },
+	{ "populated destination -> EEXIST, nothing moved", L_HALF, 0, 1,
+	  { { P(0), P(1), P(1) } }, 0, EEXIST, 0, 0 },
+	{ "EEXIST part way through a batch", L_FULL, 0, 2,
+	  { { P(0), P(40), P(1) }, { P(1), P(44), P(4) } }, 0, EEXIST, 1, 2 },
+	{ "ALLOW_HOLES does not allow a populated destination", L_FULL, 0, 1,
+	  { { P(40), P(46), P(1) } }, FASTREMAP_MOVE_ALLOW_HOLES, EEXIST, 0, 0 },
+	{ "unaligned source -> EINVAL", L_HALF, 0, 1,
+	  { { P(0) + 2048, P(40), P(1) } }, 0, EINVAL, 0, 0 },
+	{ "unaligned destination -> EINVAL", L_HALF, 0, 1,
+	  { { P(0), P(40) + 8, P(1) } }, 0, EINVAL, 0, 0 },
+	{ "unaligned length -> EINVAL", L_HALF, 0, 1,
+	  { { P(0), P(40), P(1) + 1 } }, 0, EINVAL, 0, 0 },
+	{ "zero length -> EINVAL", L_HALF, 0, 1, { { P(0), P(40), 0 } }, 0, EINVAL, 0, 0 },
+	{ "source overlaps its destination -> EINVAL", L_HALF, 0, 1,
+	  { { P(0), P(2), P(4) } }, 0, EINVAL, 0, 0 },
+	{ "two sources overlap -> EINVAL, the first not moved", L_HALF, 0, 2,
+	  { { P(0), P(40), P(2) }, { P(1), P(50), P(2) } }, 0, EINVAL, 0, 0 },
+	{ "two destinations overlap -> EINVAL", L_HALF, 0, 2,
+	  { { P(0), P(40), P(2) }, { P(4), P(41), P(2) } }, 0, EINVAL, 0, 0 },
+	{ "unknown flag -> EINVAL", L_HALF, 0, 1,
+	  { { P(0), P(40), P(1) } }, 1U << 7, EINVAL, 0, 0 },
+	{ "a source wrapping around the address space -> EINVAL", L_HALF, 0, 1,
+	  { { ABS | 0xffffffffffff0000LL, P(40), P(32) } }, 0, EINVAL, 0, 0 },
+	{ "destination beyond the user address space -> EINVAL", L_HALF, 0, 1,
+	  { { P(0), ABS | 0xfffffffffffff000LL, P(1) } }, 0, EINVAL, 0, 0 },
+	{ "destination unmapped -> EFAULT", L_HALF, 0, 1,
+	  { { P(0), P(HEAP_PAGES), P(1) } }, 0, EFAULT, 0, 0 },
+	{ "source runs past the mapping -> EFAULT", L_HALF, 0, 1,
+	  { { P(62), P(40), P(4) } }, 0, EFAULT, 0, 0 },
+	{ "an invalid move late in the batch -> nothing moved", L_HALF, 0, 3,
+	  { { P(0), P(40), P(1) }, { P(1), P(41), P(1) }, { P(2), P(HEAP_PAGES), P(1) } },
+	  0, EFAULT, 0, 0 },
+	{ "destination in another protection -> EINVAL", L_HALF, 1, 1,
+	  { { P(0), P(58), P(1) } }, 0, EINVAL, 0, 0 },
+	{ "destination spans two mappings -> EFAULT", L_HALF, 1, 1,
+	  { { P(0), P(54), P(4) } }, 0, EFAULT, 0, 0 },
+	{ "destination in a PROT_NONE mapping -> EINVAL", L_HALF, 0, 1,
+	  { { P(0), P(-4), P(1) } }, 0, EINVAL, 0, 0 },
+};
+
+static unsigned long long addr_of(long long off)
+{
+	if (off & ABS)
+		return off & ~ABS;
+	return (uintptr_t)heap + off;
+}
+
+static void run_case(const struct mv_case *c)
+{
+	uint64_t tags[HEAP_PAGES];
+	struct fastremap_move_vec v[4];
+	struct fastremap_move res;
+	const char *why;
+	char *maps0, *maps1;
+	long bad;
+	int r, e;
+
+	if (heap_setup(c->layout, tags, c->ro_tail)) {
+		tap_ok(0, "%s: set up (%s)", c->name, strerror(errno));
+		return;
+	}
+	for (int k = 0; k < c->n; k++) {
+		v[k].src = addr_of(c->mv[k].src);
+		v[k].dst = addr_of(c->mv[k].dst);
+		v[k].len = c->mv[k].len;
+	}
+	maps0 = mv_maps_range(area.base, area.len);
+	r = fr_move(fd, v, c->n, c->flags, &res);
+	e = r ? errno : 0;
+	maps1 = mv_maps_range(area.base, area.len);
+	if (e != c->err || res.done != (uint64_t)c->done ||
+	    res.done_bytes != (uint64_t)P(c->done_pages)) {
+		tap_ok(0, "%s", c->name);
+		tap_diag("want %s done %d done_bytes %lld; got %s done %llu done_bytes %llu",
+			 c->err ? strerror(c->err) : "success", c->done, P(c->done_pages),
+			 e ? strerror(e) : "success", (unsigned long long)res.done,
+			 (unsigned long long)res.done_bytes);
+		goto out;
+	}
+	if (!maps0 || !maps1 || strcmp(maps0, maps1)) {
+		tap_ok(0, "%s: /proc/self/maps changed", c->name);
+		tap_diag("before:\n%s# after:\n%s", maps0 ? maps0 : "?", maps1 ? maps1 : "?");
+		goto out;
+	}
+	if (res.tlb_flushes != (res.moved_pte ? 1 : 0)) {
+		tap_ok(0, "%s: %llu flushes for %llu PTEs moved", c->name,
+		       (unsigned long long)res.tlb_flushes,
+		       (unsigned long long)res.moved_pte);
+		goto out;
+	}
+	mv_model(tags, (uintptr_t)heap, v, c->n, res.done, res.done_bytes);
+	bad = mv_verify(heap, HEAP_PAGES, tags, &why);
+	if (bad >= 0) {
+		tap_ok(0, "%s: page %ld: %s", c->name, bad, why);
+		goto out;
+	}
+	tap_ok(1, "%s", c->name);
+out:
+	free(maps0);
+	free(maps1);
+}
+
+/* The request structure: sizes, fields, and where it may lie. */
+static void request_cases(void)
+{
+	uint64_t tags[HEAP_PAGES];
+	struct fastremap_move_vec v = { 0, 0, PG };
+	struct {
+		struct fastremap_move m;
+		uint64_t extra;
+	} big;
+	struct fastremap_move m, *inside;
+	int r;
+
+	heap_setup(L_HALF, tags, 0);
+	v.src = (uintptr_t)heap;
+	v.dst = (uintptr_t)heap + P(40);
+
+	memset(&m, 0, sizeof(m));
+	m.size = FASTREMAP_MOVE_SIZE_VER0 - 8;
+	m.moves = (uintptr_t)&v;
+	m.count = 1;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), EINVAL, "size below the first version -> EINVAL");
+	m.size = sizeof(m);
+	m.reserved[3] = 1;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), EINVAL, "a reserved field set -> EINVAL");
+	m.reserved[3] = 0;
+	m.__pad0 = 1;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), EINVAL, "padding set -> EINVAL");
+	m.__pad0 = 0;
+
+	memset(&big, 0, sizeof(big));
+	big.m = m;
+	big.m.size = sizeof(big);
+	big.extra = 1;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &big), EINVAL,
+		  "a larger structure with an unknown field set -> EINVAL");
+	big.extra = 0;
+	r = ioctl(fd, FASTREMAP_IOC_MOVE, &big);
+	tap_ok(r == 0 && big.m.done == 1 && big.m.tlb_flushes == 1,
+	       "a larger structure with zeros beyond ours is accepted (done %llu)",
+	       (unsigned long long)big.m.done);
+	tags[40] = tags[0];
+	tags[0] = 0;
+
+	/* The output fields are outputs: what the caller left there is ignored. */
+	v.src = (uintptr_t)heap + P(1);
+	v.dst = (uintptr_t)heap + P(41);
+	m.done = 77;
+	m.done_bytes = 77;
+	m.tlb_flushes = 77;
+	r = ioctl(fd, FASTREMAP_IOC_MOVE, &m);
+	tap_ok(r == 0 && m.done == 1 && m.done_bytes == 0 && m.tlb_flushes == 1 &&
+	       m.moved_pte == 1, "output fields are overwritten (done %llu, bytes %llu, flushes %llu)",
+	       (unsigned long long)m.done, (unsigned long long)m.done_bytes,
+	       (unsigned long long)m.tlb_flushes);
+	tags[41] = tags[1];
+	tags[1] = 0;
+
+	/* The structure inside a source: refused before anything moves. */
+	inside = (struct fastremap_move *)(heap + P(2) + 64);
+	memcpy(inside, &m, sizeof(m));
+	v.src = (uintptr_t)heap + P(2);
+	v.dst = (uintptr_t)heap + P(42);
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, inside), EINVAL,
+		  "the structure inside a source -> EINVAL");
+	/* Inside a destination (populated by it): EINVAL, not EEXIST. */
+	v.src = (uintptr_t)heap + P(3);
+	v.dst = (uintptr_t)heap + P(42);
+	memcpy(heap + P(42) + 64, &m, sizeof(m));
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, heap + P(42) + 64), EINVAL,
+		  "the structure inside a destination -> EINVAL");
+	/* The vector may lie inside a source: it is read before the move. */
+	{
+		struct fastremap_move_vec *vin = (void *)(heap + P(5));
+
+		vin->src = (uintptr_t)heap + P(5);
+		vin->dst = (uintptr_t)heap + P(45);
+		vin->len = PG;
+		tags[5] = 0;	/* rewritten: compare by content below */
+		memset(&m, 0, sizeof(m));
+		m.size = sizeof(m);
+		m.moves = (uintptr_t)vin;
+		m.count = 1;
+		r = ioctl(fd, FASTREMAP_IOC_MOVE, &m);
+		tap_ok(r == 0 && m.done == 1 &&
+		       ((struct fastremap_move_vec *)(heap + P(45)))->dst == (uintptr_t)heap + P(45),
+		       "the vector inside its own source: read first, then moved");
+	}
+}
+
+/* The vector: unreadable, too long, empty. */
+static void vector_cases(void)
+{
+	uint64_t tags[HEAP_PAGES];
+	struct fastremap_move m;
+	const char *why;
+	int r;
+
+	heap_setup(L_HALF, tags, 0);
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	m.count = 1;
+	m.moves = (uintptr_t)heap + P(HEAP_PAGES);
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), EFAULT, "an unmapped vector -> EFAULT");
+	m.moves = (uintptr_t)area.base;	/* PROT_NONE */
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), EFAULT, "an unreadable vector -> EFAULT");
+	m.count = FASTREMAP_MOVE_MAX + 1;
+	m.moves = (uintptr_t)heap;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), E2BIG,
+		  "count above FASTREMAP_MOVE_MAX (%d) -> E2BIG", FASTREMAP_MOVE_MAX);
+	m.count = 0;
+	m.moves = 0;
+	r = ioctl(fd, FASTREMAP_IOC_MOVE, &m);
+	tap_ok(r == 0 && m.done == 0 && m.tlb_flushes == 0, "an empty batch succeeds and does nothing");
+	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and the heap is as it was");
+}
+
+/* A private anonymous page of data and a target hole, in mapping p. */
+static void kind_case(const char *name, char *p, size_t len, int want)
+{
+	struct fastremap_move_vec v = { (uintptr_t)p, (uintptr_t)p + len / 2, PG };
+
+	if (p == MAP_FAILED) {
+		tap_ok(0, "%s: set up (%s)", name, strerror(errno));
+		return;
+	}
+	if (want)
+		tap_errno(fr_move(fd, &v, 1, 0, NULL), want, "%s", name);
+	else
+		tap_ok(fr_move(fd, &v, 1, 0, NULL) == 0, "%s (%s)", name, strerror(errno));
+}
+
+static void mapping_cases(void)
+{
+	size_t len = P(16);
+	int mfd = memfd_create("t_move", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	char *p;
+	int ro;
+
+	if (mfd >= 0 && ftruncate(mfd, len))
+		mfd = -1;
+	p = mfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, mfd, 0);
+	if (p != MAP_FAILED)
+		p[0] = 1;
+	kind_case("a private file mapping -> EINVAL", p, len, EINVAL);
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		p[0] = 1;
+	kind_case("a shared anonymous mapping -> EINVAL", p, len, EINVAL);
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED && mlock(p, PG))
+		tap_diag("mlock: %s", strerror(errno));
+	kind_case("an mlocked mapping -> EINVAL", p, PG * 2, EINVAL);
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		p[0] = 1;
+#ifndef SYS_mseal
+#define SYS_mseal 462
+#endif
+	if (p != MAP_FAILED && syscall(SYS_mseal, p, len, 0) == 0)
+		kind_case("a sealed mapping -> EPERM", p, len, EPERM);
+	else
+		tap_skip_test("no mseal(2) before 6.10", "a sealed mapping -> EPERM");
+	/* A read-only private anonymous mapping moves within itself. */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		mv_fill(p, 0x1234567);
+		ro = mprotect(p, len, PROT_READ);
+		kind_case("a read-only mapping moves within itself", ro ? MAP_FAILED : p, len, 0);
+		tap_ok(*(volatile uint64_t *)(p + len / 2) == 0x1234567,
+		       "and the page is there, read-only");
+		munmap(p, len);
+	}
+	if (mfd >= 0)
+		close(mfd);
+}
+
+/*
+ * Two mappings never related: their anon_vmas have different roots. Each
+ * lies inside a PROT_NONE reservation (never faulted, so without an
+ * anon_vma), so neither can borrow a neighbour's anon_vma.
+ */
+static void exdev_case(void)
+{
+	struct fastremap_move_vec v;
+	struct fr_area r;
+	char *a, *b;
+
+	if (!fr_reserve(P(64), &r))
+		return (void)tap_ok(0, "EXDEV: reserve");
+	a = mmap(r.base + P(8), P(16), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	b = mmap(r.base + P(40), P(16), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (a == MAP_FAILED || b == MAP_FAILED) {
+		fr_release(&r);
+		return (void)tap_ok(0, "EXDEV: set up");
+	}
+	a[0] = 1;
+	b[0] = 1;
+	v.src = (uintptr_t)a;
+	v.dst = (uintptr_t)b + P(8);
+	v.len = PG;
+	tap_errno(fr_move(fd, &v, 1, 0, NULL), EXDEV,
+		  "between mappings of different anon_vma roots -> EXDEV");
+	/* An untouched destination mapping gets an anon_vma of its own too. */
+	b = mmap(b, P(16), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	v.dst = (uintptr_t)b + P(8);
+	tap_errno(fr_move(fd, &v, 1, 0, NULL), EXDEV,
+		  "into an untouched mapping apart from the source -> EXDEV");
+	tap_ok(a[0] == 1, "the source page stayed");
+	fr_release(&r);
+}
+
+/* A page shared with a child after fork(2) does not move; the rest does. */
+static void fork_case(void)
+{
+	uint64_t tags[HEAP_PAGES];
+	struct fastremap_move_vec v[2];
+	struct fastremap_move res;
+	int pipefd[2], r, e, st;
+	const char *why;
+	char c;
+	pid_t pid;
+
+	heap_setup(L_HALF, tags, 0);
+	if (pipe(pipefd))
+		return (void)tap_ok(0, "fork: pipe");
+	pid = fork();
+	if (pid == 0) {
+		/* The child checks its copy after the parent's attempt. */
+		if (read(pipefd[0], &c, 1) != 1)
+			_exit(2);
+		/* The parent's pagemap descriptor reads the parent. */
+		close(mv_pagemap_fd);
+		mv_pagemap_fd = -1;
+		_exit(mv_verify(heap, HEAP_PAGES, tags, &why) >= 0);
+	}
+	v[0].src = (uintptr_t)heap + P(0);	/* COW-shared since the fork */
+	v[0].dst = (uintptr_t)heap + P(40);
+	v[0].len = PG;
+	r = fr_move(fd, v, 1, 0, &res);
+	e = errno;
+	tap_ok(r == -1 && e == EBUSY && res.done == 0 && res.done_bytes == 0,
+	       "a page shared with a child -> EBUSY, nothing moved (%s)", r ? strerror(e) : "moved");
+	/* Written by the parent: its own copy, exclusive again. */
+	mv_fill(heap + P(1), tags[1] = mv_tag(seed, 1000));
+	v[0].src = (uintptr_t)heap + P(1);
+	v[0].dst = (uintptr_t)heap + P(41);
+	r = fr_move(fd, v, 1, 0, &res);
+	tap_ok(r == 0 && res.done == 1, "the parent's own copy after COW moves");
+	tags[41] = tags[1];
+	tags[1] = 0;
+	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "the parent's memory is right");
+	if (write(pipefd[1], "x", 1) != 1)
+		tap_diag("pipe write failed");
+	waitpid(pid, &st, 0);
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's memory is as at the fork");
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+/* Swap entries move, and fault back in at the destination. */
+static void swap_case(void)
+{
+	uint64_t tags[HEAP_PAGES];
+	struct fastremap_move_vec v[2];
+	struct fastremap_move res;
+	uint64_t pm[HEAP_PAGES];
+	const char *why = fr_swap_setup();
+	int r, swapped = 0;
+
+	if (*why) {
+		tap_skip_test(why, "swap entries move");
+		return;
+	}
+	heap_setup(L_HALF, tags, 0);
+	madvise(heap, P(16), MADV_PAGEOUT);
+	if (mv_pagemap(heap, HEAP_PAGES, pm) == 0)
+		for (int i = 0; i < 16; i++)
+			swapped += !!(pm[i] & PM_SWAP);
+	tap_ok(swapped > 0, "MADV_PAGEOUT swapped %d of 16 pages out", swapped);
+	v[0].src = (uintptr_t)heap;
+	v[0].dst = (uintptr_t)heap + P(40);
+	v[0].len = P(8);
+	v[1].src = (uintptr_t)heap + P(8);
+	v[1].dst = (uintptr_t)heap + P(50);
+	v[1].len = P(8);
+	r = fr_move(fd, v, 2, 0, &res);
+	tap_ok(r == 0 && res.done == 2 && res.tlb_flushes <= 1, "swapped-out pages move (%s)",
+	       r ? strerror(errno) : "ok");
+	mv_model(tags, (uintptr_t)heap, v, 2, res.done, res.done_bytes);
+	swapped = 0;
+	if (mv_pagemap(heap, HEAP_PAGES, pm) == 0)
+		for (int i = 40; i < 58; i++)
+			swapped += !!(pm[i] & PM_SWAP);
+	tap_ok(swapped > 0, "the swap entries are at the destination (%d)", swapped);
+	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and fault back in intact");
+	fr_swap_off();
+}
+
+/* Moved entries are soft-dirty, as after mremap(2). */
+static void soft_dirty_case(void)
+{
+	uint64_t tags[HEAP_PAGES], pm[HEAP_PAGES];
+	struct fastremap_move_vec v = { 0, 0, P(2) };
+
+	heap_setup(L_HALF, tags, 0);
+	if (fr_write_str("/proc/self/clear_refs", "4")) {
+		tap_skip_test("no clear_refs", "moved entries are soft-dirty");
+		return;
+	}
+	v.src = (uintptr_t)heap;
+	v.dst = (uintptr_t)heap + P(40);
+	if (fr_move(fd, &v, 1, 0, NULL) || mv_pagemap(heap, HEAP_PAGES, pm))
+		return (void)tap_ok(0, "soft-dirty: move");
+	tap_ok((pm[40] & PM_SOFT_DIRTY) && (pm[41] & PM_SOFT_DIRTY) && !(pm[2] & PM_SOFT_DIRTY),
+	       "moved entries are soft-dirty, others are not");
+}
+
+/*
+ * THPs: an aligned 2 MiB move with an empty destination takes the THP
+ * whole (moved_thp, still AnonHugePages); a move that cuts one splits it
+ * first (split), both with every page checked.
+ */
+static void thp_case(void)
+{
+	size_t len = 8 * SZ_2M, npages = len / PG;
+	struct fastremap_move_vec v[2];
+	struct fastremap_move res;
+	struct fr_smaps sm;
+	struct fr_area a;
+	uint64_t *tags = calloc(npages, sizeof(*tags));
+	const char *why;
+	char *h;
+	long bad;
+	int r;
+
+	h = map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0, &a);
+	if (!h || !tags || madvise(h, len, MADV_HUGEPAGE)) {
+		tap_skip_test("no MADV_HUGEPAGE", "THP: moves whole when aligned");
+		tap_skip_test("no MADV_HUGEPAGE", "THP: a move that cuts one splits it");
+		goto out;
+	}
+	/* THPs in the first 4 MiB; the rest stays empty. */
+	for (size_t i = 0; i < 2 * SZ_2M / PG; i++)
+		mv_fill(h + i * PG, tags[i] = mv_tag(seed, i));
+	smaps_range((uintptr_t)h, (uintptr_t)h + len, &sm);
+	if (sm.anon_huge_kb < 2048) {
+		tap_skip_test("no THP given to a MADV_HUGEPAGE region",
+			      "THP: moves whole when aligned");
+		tap_skip_test("no THP given to a MADV_HUGEPAGE region",
+			      "THP: a move that cuts one splits it");
+		goto out;
+	}
+	v[0].src = (uintptr_t)h;
+	v[0].dst = (uintptr_t)h + 4 * SZ_2M;
+	v[0].len = SZ_2M;
+	r = fr_move(fd, v, 1, 0, &res);
+	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = mv_verify(h, npages, tags, &why);
+	/* smaps sums the whole mapping: both THPs, neither split. */
+	smaps_range((uintptr_t)h, (uintptr_t)h + len, &sm);
+	tap_ok(r == 0 && res.moved_thp == 1 && res.moved_pte == 0 && res.split == 0 &&
+	       res.tlb_flushes == 1 && bad < 0 && sm.anon_huge_kb == 4096,
+	       "THP: moves whole when aligned (%s, thp %llu, pte %llu, split %llu, "
+	       "AnonHugePages %ld kB, page %ld: %s)",
+	       r ? strerror(errno) : "ok", (unsigned long long)res.moved_thp,
+	       (unsigned long long)res.moved_pte, (unsigned long long)res.split,
+	       sm.anon_huge_kb, bad, bad < 0 ? "all right" : why);
+	/* Cut: the second THP's middle 1 MiB, to a misaligned place. */
+	v[0].src = (uintptr_t)h + SZ_2M + SZ_1M / 2;
+	v[0].dst = (uintptr_t)h + 6 * SZ_2M + PG;
+	v[0].len = SZ_1M;
+	r = fr_move(fd, v, 1, 0, &res);
+	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = mv_verify(h, npages, tags, &why);
+	tap_ok(r == 0 && res.split >= 1 && res.moved_pte == SZ_1M / PG && bad < 0,
+	       "THP: a move that cuts one splits it (%s, split %llu, pte %llu, page %ld: %s)",
+	       r ? strerror(errno) : "ok", (unsigned long long)res.split,
+	       (unsigned long long)res.moved_pte, bad, bad < 0 ? "all right" : why);
+out:
+	free(tags);
+	fr_release(&a);
+}
+
+static void info_case(void)
+{
+	struct fastremap_info i;
+
+	if (fr_info(fd, &i))
+		return (void)tap_ok(0, "INFO");
+	tap_ok((i.features & FASTREMAP_FEAT_MOVE) &&
+	       (i.ioctls & (1ULL << _IOC_NR(FASTREMAP_IOC_MOVE))),
+	       "INFO reports FASTREMAP_FEAT_MOVE and the ioctl");
+}
+
+static void rdonly_case(void)
+{
+	int ro = open(FASTREMAP_DEVICE, O_RDONLY | O_CLOEXEC);
+	struct fastremap_move_vec v = { (uintptr_t)heap, (uintptr_t)heap + P(40), PG };
+
+	tap_errno(fr_move(ro, &v, 1, 0, NULL), EBADF, "a descriptor opened read-only -> EBADF");
+	close(ro);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		seed = strtoull(argv[1], NULL, 0);
+	tap_diag("seed %llu", (unsigned long long)seed);
+	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
+		return tap_done();
+	}
+	info_case();
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		run_case(&cases[i]);
+	request_cases();
+	vector_cases();
+	rdonly_case();
+	mapping_cases();
+	exdev_case();
+	fork_case();
+	soft_dirty_case();
+	thp_case();
+	swap_case();
+	fr_release(&area);
+	return tap_done();
+}

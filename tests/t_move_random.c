@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FASTREMAP_IOC_MOVE as a compacting collector uses it: seeded random
+ * batches of moves of 1-16 pages inside one heap, some refilling what an
+ * earlier move of the same batch emptied, some moving a page twice, with
+ * holes (FASTREMAP_MOVE_ALLOW_HOLES), zero pages and, where swap can be
+ * had, paged-out runs among them. After every batch: every page of the
+ * heap is checked against the model (its tag, or a hole still a hole),
+ * /proc/self/maps has the same lines, the batch took one TLB flush. Two
+ * heaps: small pages only (MADV_NOHUGEPAGE), and THP-backed
+ * (MADV_HUGEPAGE) with holes punched, so that moves cut PTE-mapped large
+ * folios and whole THPs and the module must split them first.
+ *
+ * Usage: t_move_random [SEED [BATCHES]]
+ */
+#define _GNU_SOURCE
+#include "remap_util.h"
+#include "move_util.h"
+
+#define HEAP		(32 * SZ_1M)
+#define NPAGES		(HEAP / PG)
+#define MAX_MOVES	512
+
+static int fd = -1;
+static uint64_t seed = 1, rng;
+static int batches = 12;
+
+static size_t rnd(size_t n)
+{
+	return fr_xorshift64(&rng) % n;
+}
+
+/*
+ * One batch, generated against a working copy of the model so that each
+ * move is valid when its turn comes: a source with data (or any source,
+ * with holes allowed), an empty destination, sources pairwise disjoint,
+ * destinations pairwise disjoint.
+ */
+static uint32_t gen_batch(const uint64_t *tags, struct fastremap_move_vec *v,
+			  uint32_t want, char *heap, int holes)
+{
+	static uint64_t work[NPAGES];
+	static uint8_t used_src[NPAGES], used_dst[NPAGES];
+	uint32_t n = 0;
+
+	memcpy(work, tags, sizeof(work));
+	memset(used_src, 0, sizeof(used_src));
+	memset(used_dst, 0, sizeof(used_dst));
+	for (int tries = 0; n < want && tries < 200000; tries++) {
+		size_t len = 1 + rnd(16), s = rnd(NPAGES - len), d = rnd(NPAGES - len);
+		int ok = s + len <= d || d + len <= s;
+
+		for (size_t i = 0; ok && i < len; i++)
+			ok = !used_src[s + i] && !used_dst[d + i] && !work[d + i] &&
+			     (holes || work[s + i]);
+		if (!ok)
+			continue;
+		for (size_t i = 0; i < len; i++) {
+			used_src[s + i] = 1;
+			used_dst[d + i] = 1;
+			work[d + i] = work[s + i];
+			work[s + i] = 0;
+		}
+		v[n].src = (uintptr_t)heap + s * PG;
+		v[n].dst = (uintptr_t)heap + d * PG;
+		v[n].len = len * PG;
+		n++;
+	}
+	return n;
+}
+
+static void run_heap(const char *name, int thp, int swap)
+{
+	static uint64_t tags[NPAGES];
+	static struct fastremap_move_vec v[MAX_MOVES];
+	struct fastremap_move res;
+	struct fr_area a;
+	char *heap, *maps0, *maps1;
+	const char *why;
+	int fails = 0, flushes_bad = 0, maps_bad = 0, split = 0;
+	uint64_t moved = 0, nmoves = 0;
+	long bad;
+
+	heap = map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
+	if (!heap)
+		return (void)tap_ok(0, "%s: map the heap", name);
+	madvise(heap, HEAP, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	rng = seed ^ (thp ? 0x7457 : 0x5eed);
+	for (size_t i = 0; i < NPAGES; i++) {
+		tags[i] = 0;
+		/* THP: every page has data, holes are punched below. */
+		if (thp || rnd(100) < 55) {
+			tags[i] = mv_tag(seed, i);
+			mv_fill(heap + i * PG, tags[i]);
+		}
+	}
+	if (thp) {
+		struct fr_smaps sm;
+
+		smaps_range((uintptr_t)heap, (uintptr_t)heap + HEAP, &sm);
+		tap_diag("%s: %ld kB of %lu in THPs before holes are punched", name,
+			 sm.anon_huge_kb, HEAP >> 10);
+		for (int k = 0; k < 600; k++) {
+			size_t len = 1 + rnd(24), s = rnd(NPAGES - len);
+
+			madvise(heap + s * PG, len * PG, MADV_DONTNEED);
+			for (size_t i = 0; i < len; i++)
+				tags[s + i] = 0;
+		}
+	}
+	/* Zero pages among the holes: read, never written. */
+	for (int k = 0; k < 200; k++) {
+		size_t i = rnd(NPAGES);
+
+		if (!tags[i]) {
+			(void)*(volatile char *)(heap + i * PG);
+			tags[i] = MV_ZERO;
+		}
+	}
+	bad = mv_verify(heap, NPAGES, tags, &why);
+	if (!tap_ok(bad < 0, "%s: the heap is as the model says before any move", name)) {
+		tap_diag("page %ld: %s", bad, why);
+		fr_release(&a);
+		return;
+	}
+
+	for (int b = 0; b < batches; b++) {
+		uint32_t want = b % 3 == 0 ? 1 + rnd(8) : MAX_MOVES / 2 + rnd(MAX_MOVES / 2);
+		int holes = b % 4 == 3;
+		uint32_t n;
+		int r, e;
+
+		if (swap) {
+			for (int k = 0; k < 16; k++) {
+				size_t s = rnd(NPAGES - 32);
+
+				madvise(heap + s * PG, 32 * PG, MADV_PAGEOUT);
+			}
+		}
+		n = gen_batch(tags, v, want, heap, holes);
+		maps0 = mv_maps_range(heap, HEAP);
+		r = fr_move(fd, v, n, holes ? FASTREMAP_MOVE_ALLOW_HOLES : 0, &res);
+		e = errno;
+		maps1 = mv_maps_range(heap, HEAP);
+		if (r || res.done != n) {
+			tap_diag("%s: batch %d of %u moves: %s, done %llu bytes %llu", name, b, n,
+				 r ? strerror(e) : "ok", (unsigned long long)res.done,
+				 (unsigned long long)res.done_bytes);
+			fails++;
+		}
+		flushes_bad += res.tlb_flushes > 1;
+		if (!maps0 || !maps1 || strcmp(maps0, maps1)) {
+			maps_bad++;
+			tap_diag("%s: batch %d: maps before:\n%s# after:\n%s", name, b,
+				 maps0 ? maps0 : "?", maps1 ? maps1 : "?");
+		}
+		free(maps0);
+		free(maps1);
+		mv_model(tags, (uintptr_t)heap, v, n, res.done, res.done_bytes);
+		moved += res.moved_pte;
+		split += res.split;
+		nmoves += n;
+		bad = mv_verify(heap, NPAGES, tags, &why);
+		if (bad >= 0) {
+			tap_ok(0, "%s: batch %d: page %ld: %s", name, b, bad, why);
+			fr_release(&a);
+			return;
+		}
+	}
+	tap_diag("%s: %llu moves, %llu PTEs moved, %d large folios split", name,
+		 (unsigned long long)nmoves, (unsigned long long)moved, split);
+	tap_ok(!fails, "%s: %d batches succeeded in full", name, batches);
+	tap_ok(!flushes_bad, "%s: one TLB flush per batch", name);
+	tap_ok(!maps_bad, "%s: /proc/self/maps unchanged by every batch", name);
+	tap_ok(1, "%s: every page right after every batch", name);
+	if (thp)
+		tap_ok(split > 0, "%s: moves cut large folios, which were split (%d)", name, split);
+	fr_release(&a);
+}
+
+int main(int argc, char **argv)
+{
+	const char *why;
+
+	if (argc > 1)
+		seed = strtoull(argv[1], NULL, 0);
+	if (argc > 2)
+		batches = atoi(argv[2]);
+	tap_diag("seed %llu, %d batches", (unsigned long long)seed, batches);
+	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
+		return tap_done();
+	}
+	run_heap("small pages", 0, 0);
+	run_heap("THP heap", 1, 0);
+	why = fr_swap_setup();
+	if (*why) {
+		tap_skip_test(why, "small pages with paged-out runs");
+	} else {
+		run_heap("small pages with paged-out runs", 0, 1);
+		fr_swap_off();
+	}
+	return tap_done();
+}
