@@ -943,6 +943,14 @@ static int settle(int c)
 	if (settle_move(c == C_FR ? C_FR : C_MREMAP, a, b) ||
 	    settle_move(c == C_FR ? C_FR : C_MREMAP, b, a))
 		return -1;
+	/*
+	 * Reserve b again: left a hole, the next mmap(NULL) of another part
+	 * of the bench (the writer's buffer) could land there and be
+	 * replaced by the next settling move.
+	 */
+	if (mmap(b, SETTLE_PAGES * PAGE, PROT_NONE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		return -1;
 	return 0;
 }
 

@@ -207,7 +207,11 @@ run_vm() {
 	fr_log "$suite: VM finished in $(($(date +%s) - start)) s"
 
 	check "$suite: kernel booted" "$(grep -q 'FR-KERNEL ' "$log" && echo 1)"
-	check "$suite: module loaded (insmod ok)" "$(grep -q '^ok [0-9]* - insmod fastremap.ko' "$log" && echo 1)"
+	# The release build has no extra_symbol parameter, so the guest's first
+	# setup check (an insmod that must fail on a missing symbol) loads it:
+	# what counts is that fr_bench found the module.
+	check "$suite: module loaded (fr_bench found /dev/fastremap)" \
+		"$(grep -q '^# fastremap: ABI' "$log" && echo 1)"
 	rc=$(sed -n 's/^FR-END fr_bench \([0-9]*\)$/\1/p' "$log")
 	check "$suite: fr_bench finished and exited 0 (${rc:-did not finish})" "$([ "$rc" = 0 ] && echo 1)"
 	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$LOGDIR/$suite-dmesg.log"
