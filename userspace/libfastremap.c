@@ -452,11 +452,13 @@ static uint64_t fr_cuts(uint64_t a, uint64_t len, uint64_t pmd)
  * destination: count the most boundaries a range of len bytes can hold.
  * 0: not a move this estimates (no length, an address out of range).
  */
-static uint64_t fr_mremap_extents(uintptr_t old, size_t old_size, size_t new_size,
-				  int flags, uintptr_t new)
+static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t new_size,
+				  int flags, uintptr_t new_addr)
 {
 	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg;
 	uint64_t len = old_size < new_size ? old_size : new_size;
+	/* 64-bit arithmetic on every target: no overflow below 2^63. */
+	uint64_t old = old_addr, new = new_addr;
 
 	if (!len || len > UINT64_MAX / 4 || old % pg ||
 	    old > UINT64_MAX / 2 || (flags & MREMAP_FIXED && (new % pg || new > UINT64_MAX / 2)))
