@@ -64,6 +64,7 @@
 #include <unistd.h>
 #include <linux/userfaultfd.h>
 #include <linux/fastremap.h>
+#include "fastremap.h"
 
 /* UFFDIO_MOVE (Linux 6.8) is newer than Debian 12's headers. */
 #ifndef UFFD_FEATURE_MOVE
@@ -122,6 +123,9 @@ struct uffdio_move {
 #ifndef FR_BENCH_EMULATED
 #define FR_BENCH_EMULATED 0
 #endif
+#ifndef FR_BENCH_SETTLE
+#define FR_BENCH_SETTLE 1
+#endif
 
 #define KiB (1UL << 10)
 #define MiB (1UL << 20)
@@ -137,7 +141,7 @@ static struct {
 	long gc_moves;		/* workload 7 */
 	size_t gc_arena;
 	const char *workloads;
-	int trace, trace_pids, trace_buf_kb, emulated, fresh;
+	int trace, trace_pids, trace_buf_kb, emulated, fresh, settle;
 } cfg;
 
 static long env_long(const char *name, long def, long min, long max)
@@ -172,6 +176,7 @@ static void cfg_load(void)
 	cfg.trace_buf_kb = env_long("FASTREMAP_BENCH_TRACE_BUF_KB", FR_BENCH_TRACE_BUF_KB, 0, 1 << 22);
 	cfg.fresh = env_long("FASTREMAP_BENCH_FRESH", FR_BENCH_FRESH, 0, 1);
 	cfg.emulated = env_long("FASTREMAP_BENCH_EMULATED", FR_BENCH_EMULATED, 0, 1);
+	cfg.settle = env_long("FASTREMAP_BENCH_SETTLE", FR_BENCH_SETTLE, 0, 1);
 	/* The GC arena is cut into one slot per move, each >= 64 KiB. */
 	if ((long)(cfg.gc_arena / (64 * KiB)) < cfg.gc_moves) {
 		fprintf(stderr, "fr_bench: %ld GC moves need an arena of %ld MiB at least\n",
@@ -250,7 +255,11 @@ static int uffd_register(void *addr, size_t len)
 /* What fastremap reported for the moves of one repetition. */
 struct frstats {
 	uint64_t pud, pmd, thp, pte, flushes, calls;
+	uint64_t module;	/* calls the module made (the others: routed to mremap(2)) */
 };
+
+/* Workloads 1-5 must measure the module: a routed or declined call is an error. */
+static int need_module;
 
 /* The timed operation. Returns 0 or -errno. */
 static inline int do_move(int c, char *src, size_t len, char *dst,
@@ -258,24 +267,30 @@ static inline int do_move(int c, char *src, size_t len, char *dst,
 {
 	switch (c) {
 	case C_FR: {
-		struct fastremap_remap r;
+		/*
+		 * Through libfastremap, as programs call it: the library
+		 * routes the moves mremap(2) makes as fast to mremap(2)
+		 * (fastremap_remap(3), ROUTING) and the module gets the rest.
+		 */
+		struct fastremap_stats fs;
+		void *res = NULL;
+		long r;
 
-		memset(&r, 0, sizeof(r));
-		r.size = sizeof(r);
-		r.mremap_flags = MREMAP_MAYMOVE | MREMAP_FIXED;
-		r.old_addr = (uintptr_t)src;
-		r.old_size = len;
-		r.new_size = len;
-		r.new_addr = (uintptr_t)dst;
-		if (ioctl(frfd, FASTREMAP_IOC_REMAP, &r))
-			return -errno;
-		if (r.new_addr != (uintptr_t)dst)
+		fs.size = sizeof(fs);
+		r = fastremap_remap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, 0,
+				    &fs, &res);
+		if (r)
+			return (int)r;
+		if (res != dst)
 			return -EFAULT;
-		st->pud += r.moved_pud;
-		st->pmd += r.moved_pmd;
-		st->thp += r.moved_thp;
-		st->pte += r.moved_pte;
-		st->flushes += r.tlb_flushes;
+		if (need_module && !fs.used_module)
+			return -ENOTSUP;
+		st->pud += fs.moved_pud;
+		st->pmd += fs.moved_pmd;
+		st->thp += fs.moved_thp;
+		st->pte += fs.moved_pte;
+		st->flushes += fs.tlb_flushes;
+		st->module += fs.used_module;
 		st->calls++;
 		return 0;
 	}
@@ -872,6 +887,84 @@ static int pool_ready(const struct workload *w, char *msg, size_t msz)
 	return 0;
 }
 
+/*
+ * Settling before a timed move of workloads 1-5 (FASTREMAP_BENCH_SETTLE).
+ *
+ * Each repetition writes tags into all 262144 pages of the 1 GiB region
+ * right before the move. Under QEMU's TCG that leaves the emulator in a
+ * state that makes the next guest system calls slow for a while: a
+ * PUD-level move, 42-50 us back to back, took 550-1300 us for both
+ * contenders right after the tags were written (the cost grows with the
+ * pages touched: 380-400 us after touching one page in eight), and a
+ * first move after 110 ms of sleep is slow too. This fits QEMU's
+ * software TLB, whose table grows with a large working set and shrinks
+ * only at a TLB flush after 100 ms of little use (accel/tcg/cputlb.c),
+ * and cold translated code after the vCPU idled; either way it is a cost
+ * of the harness, paid by whichever call comes first, neither the
+ * kernel's nor the module's. The same move timed in the same boot after
+ * two rounds of {a small flush, 110 ms of sleep} and one small untimed
+ * move by the same contender took 75-80 us, as back to back
+ * (bench/README.md, "What the bench measures").
+ */
+static char *settle_area;	/* 256 pages: 64 mapped, the rest reserved */
+#define SETTLE_PAGES 64
+
+static void settle_init(void)
+{
+	settle_area = mmap(NULL, 4 * SETTLE_PAGES * PAGE, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (settle_area == MAP_FAILED ||
+	    mmap(settle_area, SETTLE_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0) == MAP_FAILED)
+		settle_area = NULL;
+}
+
+/* A small move there and back by contender c: the module for fastremap. */
+static int settle_move(int c, char *from, char *to)
+{
+	void *res = NULL;
+
+	if (c == C_FR)
+		return fastremap_remap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
+				       MREMAP_MAYMOVE | MREMAP_FIXED, to,
+				       FASTREMAP_NO_FALLBACK | FASTREMAP_NO_ROUTING, NULL,
+				       &res) ? -1 : 0;
+	return mremap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
+		      MREMAP_MAYMOVE | MREMAP_FIXED, to) == to ? 0 : -1;
+}
+
+static int settle(int c)
+{
+	char *a = settle_area, *b = settle_area + 2 * SETTLE_PAGES * PAGE;
+	size_t i;
+	int k;
+
+	if (!cfg.settle || !a)
+		return 0;
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < SETTLE_PAGES; i++)
+			a[i * PAGE] = 1;
+		/* More pages than the kernel flushes one by one: a full flush. */
+		madvise(a, SETTLE_PAGES * PAGE, MADV_DONTNEED);
+		usleep(110000);
+	}
+	for (i = 0; i < SETTLE_PAGES; i++)
+		a[i * PAGE] = 1;
+	/* UFFDIO_MOVE needs a registered destination: mremap(2) warms the kernel's entry. */
+	if (settle_move(c == C_FR ? C_FR : C_MREMAP, a, b) ||
+	    settle_move(c == C_FR ? C_FR : C_MREMAP, b, a))
+		return -1;
+	/*
+	 * Reserve b again: left a hole, the next mmap(NULL) of another part
+	 * of the bench (the writer's buffer) could land there and be
+	 * replaced by the next settling move.
+	 */
+	if (mmap(b, SETTLE_PAGES * PAGE, PROT_NONE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		return -1;
+	return 0;
+}
+
 /* Workloads 1-5 and 8: one move (or copy) of cfg.size bytes. */
 static int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		    char *msg, size_t msz)
@@ -912,6 +1005,10 @@ static int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 	}
 	if (err) {
 		fail(msg, msz, "destination set-up", errno);
+		goto out;
+	}
+	if (c != C_MEMCPY && settle(c)) {
+		fail(msg, msz, "settling move", errno);
 		goto out;
 	}
 	if (w->writer)
@@ -1179,6 +1276,7 @@ static int run_rep(const struct workload *w, int c, int rep, struct rep *out,
 {
 	memset(out, 0, sizeof(*out));
 	out->vmas = out->thp_kb = out->mthp_allocs = -1;
+	need_module = w->kind == K_MOVE;
 	switch (w->kind) {
 	case K_LOOP:
 		return rep_loop(w, c, rep, out, msg, msz);
@@ -1233,6 +1331,35 @@ static int median_ci(const double *v, int n, double *med, double *lo, double *hi
 static char kver[128];
 static double t_start;
 
+/*
+ * Where the module's hot loop (module/hot.h) was loaded: at the start of
+ * a page of module text, from where scripts/check-placement.sh has
+ * checked that it fits the page.
+ */
+static void placement(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[256], name[128], mod[64];
+	unsigned long long addr;
+	int found = 0;
+	char type;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %127s %63s", &addr, &type, name, mod) != 4 ||
+		    strcmp(mod, "[fastremap]") || strcmp(name, "fr_walk"))
+			continue;
+		found = 1;
+		/* 0 or the 16 bytes of a function prefix (6.12, 7.x). */
+		if (addr)
+			printf("# placement: fr_walk loaded at page offset %#llx\n", addr & 4095);
+	}
+	fclose(f);
+	if (!found)
+		printf("# placement: fr_walk not in /proc/kallsyms\n");
+}
+
 static void header(void)
 {
 	char buf[65536], *p, model[128] = "unknown";
@@ -1259,14 +1386,15 @@ static void header(void)
 	printf("# timing: %s\n", emulated ? "emulated (TCG): not hardware timings" :
 	       "native");
 	printf("# config: reps=%d size=%zuMiB loop_n=%ld gc_moves=%ld gc_arena=%zuMiB "
-	       "workloads=%s fresh=%d\n", cfg.reps, cfg.size / MiB, cfg.loop_n,
-	       cfg.gc_moves, cfg.gc_arena / MiB, cfg.workloads, cfg.fresh);
+	       "workloads=%s fresh=%d settle=%d\n", cfg.reps, cfg.size / MiB, cfg.loop_n,
+	       cfg.gc_moves, cfg.gc_arena / MiB, cfg.workloads, cfg.fresh, cfg.settle);
 	if (fr_unavail[0])
 		printf("# fastremap: unavailable: %s\n", fr_unavail);
 	else
 		printf("# fastremap: ABI %u, features %#llx\n", fr_info.abi_version,
 		       (unsigned long long)fr_info.features);
 	printf("# uffdio_move: %s\n", uffd_unavail[0] ? uffd_unavail : "available");
+	placement();
 	printf("# statistics: median of the repetitions; 95%% CI of the median by order "
 	       "statistics (binomial, distribution-free)\n");
 	printf("# times: microseconds per move (workloads 6, 7: mean per move of one repetition)\n");
@@ -1468,8 +1596,9 @@ static void print_csv(void)
 			}
 			if (c == C_FR && cl->st.calls)
 				nl += snprintf(note + nl, sizeof(note) - nl,
-					       "mod_flushes=%.6g;pud=%.6g;pmd=%.6g;thp=%.6g;pte=%.6g;",
-					       (double)cl->st.flushes / cl->st.calls,
+					       "module_calls=%.6g;mod_flushes=%.6g;pud=%.6g;pmd=%.6g;thp=%.6g;pte=%.6g;",
+					       (double)cl->st.module / cl->st.calls,
+					       cl->st.module ? (double)cl->st.flushes / cl->st.module : 0,
 					       (double)cl->st.pud / cl->st.calls,
 					       (double)cl->st.pmd / cl->st.calls,
 					       (double)cl->st.thp / cl->st.calls,
@@ -1509,6 +1638,7 @@ int main(void)
 	cfg_load();
 	t_start = now_us();
 	open_contenders();
+	settle_init();
 	/* The mover on CPU 0; workload 4's writer takes CPU 1. */
 	pin_to(0);
 	header();

@@ -19,7 +19,7 @@ set key inside left top vertical opaque box
 set xtics rotate by -20 nomirror
 set ytics nomirror
 set offsets 0, 0, graph 0.12, 0
-plot datafile using 2:3:4:xtic(1) title "fastremap ioctl" lc rgb "#1b9e77", \
+plot datafile using 2:3:4:xtic(1) title "fastremap (libfastremap)" lc rgb "#1b9e77", \
      '' using 5:6:7 title "mremap(2)" lc rgb "#d95f02", \
      '' using 8:9:10 title "UFFDIO_MOVE" lc rgb "#7570b3", \
      '' using 11:12:13 title "memcpy (bandwidth floor)" lc rgb "#999999", \

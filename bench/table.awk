@@ -56,6 +56,10 @@ function fr_moved(w,   s, f, i, n, v) {
 }
 function notes_of(w,   s, v, c, i, n, cs) {
 	s = fr_moved(w)
+	# The library routed some calls to mremap(2) (fastremap_remap(3), ROUTING).
+	if ((v = note(w, "fastremap", "module_calls")) != "" && v != "1")
+		s = s (s == "" ? "" : "; ") (v == "0" ? "all calls routed to mremap(2) by the library" : \
+		    sprintf("%.0f%% of calls to the module, the rest routed to mremap(2)", v * 100))
 	n = split("fastremap mremap uffdio_move", cs, " ")
 	v = ""
 	for (i = 1; i <= n; i++)

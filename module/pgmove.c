@@ -37,6 +37,7 @@
 #include "compat.h"
 #include "symbols.h"
 #include "pgmove.h"
+#include "hot.h"
 #include "mutant.h"
 #include "testhooks.h"
 
@@ -292,7 +293,7 @@ static pte_t fr_soft_dirty_pte(pte_t pte)
  * moves as it is: present pages (the zero page too), swap, migration and
  * marker entries; only the soft-dirty bit is set, as mremap(2) sets it.
  */
-static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
+static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
 			 unsigned long old_addr, unsigned long old_end,
 			 pmd_t *new_pmd, unsigned long new_addr)
 {
@@ -342,7 +343,7 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
  * allocate, or when FR_MOVE needs a table or split that FR_PREPARE did not
  * provide because the source changed in between.
  */
-static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
+static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_move *m, enum fr_mode mode,
 			     unsigned long old_addr, unsigned long old_end,
 			     unsigned long new_addr)
 {

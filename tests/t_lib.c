@@ -53,6 +53,7 @@ static const char *reason_name(int r)
 	static const char *const names[] = {
 		"NONE", "NO_DEVICE", "NO_ACCESS", "OPEN_FAILED", "ABI",
 		"DECLINED", "FLAGS", "CALLER", "FD_LOST", "IOCTL_ERROR",
+		"NOT_A_MOVE", "FEW_EXTENTS", "IN_PLACE",
 	};
 
 	return r >= 0 && r < (int)(sizeof(names) / sizeof(names[0])) ?
@@ -261,12 +262,24 @@ enum expect {
 	E_IOCTL,	/* module world: the module failed a FIXED call, mremap(2) answered */
 	E_FLAGS,	/* any world: flags unknown to the module */
 	E_ANY,		/* module world: either */
+	/* Routed by the library before any device is opened: any world. */
+	E_ROUTED,	/* a move mremap(2) makes in as few extents */
+	E_NOT_MOVE,	/* no MREMAP_MAYMOVE, a shrink, the same size */
+	E_IN_PLACE,	/* growth mremap(2) made in place */
 };
 
 static int path_ok(enum expect e, const struct fastremap_stats *st)
 {
 	if (e == E_FLAGS)
 		return !st->used_module && st->reason == FASTREMAP_REASON_FLAGS;
+	if (e == E_ROUTED)
+		return !st->used_module && st->reason == FASTREMAP_REASON_FEW_EXTENTS &&
+		       st->mremap_extents >= 1;
+	if (e == E_NOT_MOVE)
+		return !st->used_module && st->reason == FASTREMAP_REASON_NOT_A_MOVE &&
+		       st->mremap_extents == 0;
+	if (e == E_IN_PLACE)
+		return !st->used_module && st->reason == FASTREMAP_REASON_IN_PLACE;
 	if (!module_world)
 		return !st->used_module && st->reason == fallback_reason;
 	switch (e) {
@@ -307,6 +320,14 @@ struct tcase {
 	enum expect expect;
 	long want_pte, want_pmd_thp;	/* module world, exact counts; -1: any */
 	int one_flush;			/* module world: exactly one TLB flush */
+	/*
+	 * 0: fastremap_remap() is called with FASTREMAP_NO_ROUTING (the module
+	 * first, as before routing), fastremap() routes. 1: both route, and
+	 * expect is about routing; want_extents, if not 0, is the library's
+	 * bound on mremap(2)'s extents (stats.mremap_extents).
+	 */
+	int routed;
+	long want_extents;
 };
 
 static const char *src_at(char *arena, struct args *a, size_t off, size_t len)
@@ -647,46 +668,205 @@ static const char *s_sealed(char *ar, struct args *a)
 	return e;
 }
 
+/* ---- routing: which calls go to mremap(2) directly ---- */
+
+static const char *s_r_small_inside(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB + 256 * KIB;
+	return src_at(ar, a, 128 * KIB, 64 * KIB);
+}
+
+/* The folio loop's move: 1 MiB by 1 MiB inside one PMD. */
+static const char *s_r_loop(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 1 * MIB;
+	return src_at(ar, a, 0, 1 * MIB);
+}
+
+static const char *s_r_small_cross_dst(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 18 * MIB - 32 * KIB;
+	return src_at(ar, a, 128 * KIB, 64 * KIB);
+}
+
+static const char *s_r_small_cross_both(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 18 * MIB - 32 * KIB;
+	return src_at(ar, a, 2 * MIB - 16 * KIB, 64 * KIB);
+}
+
+/* Congruent modulo 2 MiB: the boundaries coincide, two extents. */
+static const char *s_r_congruent(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 17 * MIB;
+	return src_at(ar, a, 1 * MIB, 2 * MIB);
+}
+
+static const char *s_r_thp(char *ar, struct args *a)
+{
+	if (map_rw(ar, 2 * MIB, MAP_PRIVATE))
+		return "mmap failed";
+	madvise(ar, 2 * MIB, MADV_HUGEPAGE);
+	fill(ar, 2 * MIB);
+	a->old = ar;
+	a->old_size = a->new_size = 2 * MIB;
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB;
+	return NULL;
+}
+
+static const char *s_r_misaligned_4m(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB + 4 * KIB;
+	return src_at(ar, a, 0, 4 * MIB);
+}
+
+static const char *s_r_both_misaligned_4m(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB + 4 * KIB;
+	return src_at(ar, a, 8 * KIB, 4 * MIB);
+}
+
+static const char *s_r_grow_big_in_place(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 8 * MIB);
+
+	munmap(ar + 8 * MIB, 16 * MIB);
+	a->new_size = 16 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	return e;
+}
+
+static const char *s_r_grow_big_blocked(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 8 * MIB);
+
+	a->new_size = 16 * MIB;
+	a->flags = MREMAP_MAYMOVE;
+	return e;
+}
+
+static const char *s_r_dontunmap_big(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_DONTUNMAP;
+	a->new_addr = NULL;
+	return src_at(ar, a, 0, 8 * MIB);
+}
+
+/* Growth that must move, small: mremap(2) picks the place and moves it. */
+static const char *s_r_grow_small_blocked(char *ar, struct args *a)
+{
+	const char *e = src_at(ar, a, 0, 64 * KIB);
+
+	a->new_size = 128 * KIB;
+	a->flags = MREMAP_MAYMOVE;
+	return e;
+}
+
+static const char *s_r_shrink_maymove(char *ar, struct args *a)
+{
+	const char *e = s_shrink(ar, a);
+
+	a->flags = MREMAP_MAYMOVE;
+	return e;
+}
+
+static const char *s_r_dontunmap_small(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_DONTUNMAP | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB + 256 * KIB;
+	return src_at(ar, a, 128 * KIB, 64 * KIB);
+}
+
 static const struct tcase cases[] = {
-	{ "move 8 MiB to a PMD-aligned FIXED address", s_fixed_aligned, E_MOVE, 0, 4, 1 },
-	{ "move 8 MiB to a FIXED address misaligned by 4 KiB", s_fixed_misaligned, E_MOVE, 2048, 0, 1 },
-	{ "move 6 MiB + 12 KiB to a PMD-aligned FIXED address", s_fixed_odd, E_MOVE, 3, 3, 1 },
-	{ "move and shrink 8 -> 4 MiB (FIXED)", s_fixed_shrink, E_MOVE, -1, -1, 0 },
-	{ "move and grow 4 -> 8 MiB (FIXED)", s_fixed_grow, E_MOVE, -1, -1, 0 },
-	{ "grow 4 -> 8 MiB, blocked: MAYMOVE moves it", s_grow_blocked, E_MOVE, -1, -1, 0 },
-	{ "grow 4 -> 8 MiB in place (MAYMOVE)", s_grow_in_place, E_DECLINED, -1, -1, 0 },
-	{ "grow 4 -> 8 MiB in place (no flags)", s_grow_in_place_nomove, E_DECLINED, -1, -1, 0 },
-	{ "grow 4 -> 8 MiB, blocked, no MAYMOVE -> ENOMEM", s_grow_blocked_nomove, E_MODULE, -1, -1, 0 },
-	{ "shrink 8 -> 4 MiB in place", s_shrink, E_DECLINED, -1, -1, 0 },
-	{ "same size, no flags", s_same_size, E_MODULE, -1, -1, 0 },
-	{ "DONTUNMAP, the kernel picks the address", s_dontunmap, E_MOVE, -1, -1, 0 },
-	{ "DONTUNMAP to a FIXED address", s_dontunmap_fixed, E_MOVE, -1, -1, 0 },
-	{ "move a MADV_HUGEPAGE source (THP)", s_thp, E_MOVE, -1, -1, 0 },
-	{ "move shared anonymous memory", s_shared_anon, E_ANY, -1, -1, 0 },
-	{ "move a private file mapping (memfd)", s_memfd_private, E_ANY, -1, -1, 0 },
-	{ "old_size 0 duplicates a shared mapping", s_dup_shared, E_DECLINED, -1, -1, 0 },
+	{ "move 8 MiB to a PMD-aligned FIXED address", s_fixed_aligned, E_MOVE, 0, 4, 1, 0, 0 },
+	{ "move 8 MiB to a FIXED address misaligned by 4 KiB", s_fixed_misaligned, E_MOVE, 2048, 0, 1, 0, 0 },
+	{ "move 6 MiB + 12 KiB to a PMD-aligned FIXED address", s_fixed_odd, E_MOVE, 3, 3, 1, 0, 0 },
+	{ "move and shrink 8 -> 4 MiB (FIXED)", s_fixed_shrink, E_MOVE, -1, -1, 0, 0, 0 },
+	{ "move and grow 4 -> 8 MiB (FIXED)", s_fixed_grow, E_MOVE, -1, -1, 0, 0, 0 },
+	{ "grow 4 -> 8 MiB, blocked: MAYMOVE moves it", s_grow_blocked, E_MOVE, -1, -1, 0, 0, 0 },
+	{ "grow 4 -> 8 MiB in place (MAYMOVE)", s_grow_in_place, E_DECLINED, -1, -1, 0, 0, 0 },
+	{ "grow 4 -> 8 MiB in place (no flags)", s_grow_in_place_nomove, E_DECLINED, -1, -1, 0, 0, 0 },
+	{ "grow 4 -> 8 MiB, blocked, no MAYMOVE -> ENOMEM", s_grow_blocked_nomove, E_MODULE, -1, -1, 0, 0, 0 },
+	{ "shrink 8 -> 4 MiB in place", s_shrink, E_DECLINED, -1, -1, 0, 0, 0 },
+	{ "same size, no flags", s_same_size, E_MODULE, -1, -1, 0, 0, 0 },
+	{ "DONTUNMAP, the kernel picks the address", s_dontunmap, E_MOVE, -1, -1, 0, 0, 0 },
+	{ "DONTUNMAP to a FIXED address", s_dontunmap_fixed, E_MOVE, -1, -1, 0, 0, 0 },
+	{ "move a MADV_HUGEPAGE source (THP)", s_thp, E_MOVE, -1, -1, 0, 0, 0 },
+	{ "move shared anonymous memory", s_shared_anon, E_ANY, -1, -1, 0, 0, 0 },
+	{ "move a private file mapping (memfd)", s_memfd_private, E_ANY, -1, -1, 0, 0, 0 },
+	{ "old_size 0 duplicates a shared mapping", s_dup_shared, E_DECLINED, -1, -1, 0, 0, 0 },
 	/* 6.x: the module answers EFAULT; 7.x moves several VMAs: declined. */
-	{ "source spanning three VMAs (FIXED)", s_multi_vma, E_ANY, -1, -1, 0 },
-	{ "shrink 8 -> 4 MiB (FIXED), the kept part spanning VMAs", s_fixed_shrink_multi, E_ANY, -1, -1, 0 },
-	{ "KSM-mergeable source", s_ksm, E_DECLINED, -1, -1, 0 },
-	{ "growth of mlocked memory", s_mlocked_grow, E_DECLINED, -1, -1, 0 },
+	{ "source spanning three VMAs (FIXED)", s_multi_vma, E_ANY, -1, -1, 0, 0, 0 },
+	{ "shrink 8 -> 4 MiB (FIXED), the kept part spanning VMAs", s_fixed_shrink_multi, E_ANY, -1, -1, 0, 0, 0 },
+	{ "KSM-mergeable source", s_ksm, E_DECLINED, -1, -1, 0, 0, 0 },
+	{ "growth of mlocked memory", s_mlocked_grow, E_DECLINED, -1, -1, 0, 0, 0 },
 	/*
 	 * Failed FIXED calls: the module changes nothing, mremap(2) may have
 	 * unmapped the destination first; the library asks mremap(2) too.
 	 */
-	{ "old address not page-aligned -> EINVAL", s_bad_old_align, E_IOCTL, -1, -1, 0 },
-	{ "an mremap flag the module does not know -> EINVAL", s_unknown_flag, E_FLAGS, -1, -1, 0 },
-	{ "FIXED without MAYMOVE -> EINVAL", s_fixed_no_maymove, E_IOCTL, -1, -1, 0 },
-	{ "new_size 0 -> EINVAL", s_new_size_zero, E_IOCTL, -1, -1, 0 },
-	{ "unmapped source -> EFAULT", s_unmapped_src, E_IOCTL, -1, -1, 0 },
-	{ "old_size beyond the source VMA", s_beyond_vma, E_ANY, -1, -1, 0 },
-	{ "FIXED destination overlapping the source -> EINVAL", s_overlap, E_IOCTL, -1, -1, 0 },
-	{ "FIXED destination not page-aligned -> EINVAL", s_new_misaligned, E_IOCTL, -1, -1, 0 },
-	{ "FIXED destination beyond TASK_SIZE -> EINVAL", s_new_beyond_task, E_IOCTL, -1, -1, 0 },
-	{ "DONTUNMAP with different sizes -> EINVAL", s_dontunmap_sizes, E_MODULE, -1, -1, 0 },
-	{ "DONTUNMAP without MAYMOVE -> EINVAL", s_dontunmap_nomove, E_MODULE, -1, -1, 0 },
-	{ "old_size 0 on a private mapping -> EINVAL", s_dup_private, E_MODULE, -1, -1, 0 },
-	{ "sealed source -> EPERM", s_sealed, E_IOCTL, -1, -1, 0 },
+	{ "old address not page-aligned -> EINVAL", s_bad_old_align, E_IOCTL, -1, -1, 0, 0, 0 },
+	{ "an mremap flag the module does not know -> EINVAL", s_unknown_flag, E_FLAGS, -1, -1, 0, 0, 0 },
+	{ "FIXED without MAYMOVE -> EINVAL", s_fixed_no_maymove, E_IOCTL, -1, -1, 0, 0, 0 },
+	{ "new_size 0 -> EINVAL", s_new_size_zero, E_IOCTL, -1, -1, 0, 0, 0 },
+	{ "unmapped source -> EFAULT", s_unmapped_src, E_IOCTL, -1, -1, 0, 0, 0 },
+	{ "old_size beyond the source VMA", s_beyond_vma, E_ANY, -1, -1, 0, 0, 0 },
+	{ "FIXED destination overlapping the source -> EINVAL", s_overlap, E_IOCTL, -1, -1, 0, 0, 0 },
+	{ "FIXED destination not page-aligned -> EINVAL", s_new_misaligned, E_IOCTL, -1, -1, 0, 0, 0 },
+	{ "FIXED destination beyond TASK_SIZE -> EINVAL", s_new_beyond_task, E_IOCTL, -1, -1, 0, 0, 0 },
+	{ "DONTUNMAP with different sizes -> EINVAL", s_dontunmap_sizes, E_MODULE, -1, -1, 0, 0, 0 },
+	{ "DONTUNMAP without MAYMOVE -> EINVAL", s_dontunmap_nomove, E_MODULE, -1, -1, 0, 0, 0 },
+	{ "old_size 0 on a private mapping -> EINVAL", s_dup_private, E_MODULE, -1, -1, 0, 0, 0 },
+	{ "sealed source -> EPERM", s_sealed, E_IOCTL, -1, -1, 0, 0, 0 },
+
+	/*
+	 * Routing (fastremap_remap(3), ROUTING): the library's own choice,
+	 * in every world, with the bound it computed; data checked as above.
+	 */
+	{ "routing: 64 KiB inside one PMD (FIXED)", s_r_small_inside, E_ROUTED, -1, -1, 0, 1, 1 },
+	{ "routing: 1 MiB by 1 MiB inside one PMD (FIXED)", s_r_loop, E_ROUTED, -1, -1, 0, 1, 1 },
+	{ "routing: 64 KiB across the destination's PMD boundary", s_r_small_cross_dst,
+	  E_ROUTED, -1, -1, 0, 1, 2 },
+	{ "routing: 64 KiB across both PMD boundaries", s_r_small_cross_both,
+	  E_ROUTED, -1, -1, 0, 1, 3 },
+	{ "routing: 2 MiB congruent modulo 2 MiB, unaligned", s_r_congruent, E_ROUTED, -1, -1, 0, 1, 2 },
+	{ "routing: a 2 MiB THP to a PMD-aligned address", s_r_thp, E_ROUTED, -1, -1, 0, 1, 1 },
+	{ "routing: 64 KiB DONTUNMAP to a FIXED address", s_r_dontunmap_small, E_ROUTED, -1, -1, 0, 1, 1 },
+	{ "routing: grow 64 -> 128 KiB, blocked: mremap(2) moves it", s_r_grow_small_blocked,
+	  E_ROUTED, -1, -1, 0, 1, 2 },
+	{ "routing: 4 MiB to an address misaligned by 4 KiB", s_r_misaligned_4m,
+	  E_ROUTED, -1, -1, 0, 1, 4 },
+	{ "routing: 8 MiB PMD-aligned", s_fixed_aligned, E_ROUTED, -1, -1, 0, 1, 4 },
+	{ "routing: grow 4 -> 8 MiB, blocked: mremap(2) moves it", s_grow_blocked,
+	  E_ROUTED, -1, -1, 0, 1, 4 },
+	{ "routing: 4 MiB, both misaligned: the module", s_r_both_misaligned_4m,
+	  E_MOVE, 1024, 0, 1, 1, 5 },
+	{ "routing: 8 MiB to an address misaligned by 4 KiB: the module", s_fixed_misaligned,
+	  E_MOVE, 2048, 0, 1, 1, 8 },
+	{ "routing: grow 8 -> 16 MiB in place (MAYMOVE): mremap(2) in place",
+	  s_r_grow_big_in_place, E_IN_PLACE, -1, -1, 0, 1, 8 },
+	{ "routing: grow 8 -> 16 MiB, blocked: the module moves it", s_r_grow_big_blocked,
+	  E_MOVE, -1, -1, 0, 1, 8 },
+	{ "routing: grow in place without MAYMOVE", s_grow_in_place_nomove, E_NOT_MOVE, -1, -1, 0, 1, 0 },
+	{ "routing: grow without MAYMOVE, blocked -> ENOMEM", s_grow_blocked_nomove,
+	  E_NOT_MOVE, -1, -1, 0, 1, 0 },
+	{ "routing: shrink in place", s_shrink, E_NOT_MOVE, -1, -1, 0, 1, 0 },
+	{ "routing: shrink with MAYMOVE", s_r_shrink_maymove, E_NOT_MOVE, -1, -1, 0, 1, 0 },
+	{ "routing: same size", s_same_size, E_NOT_MOVE, -1, -1, 0, 1, 0 },
+	{ "routing: FIXED without MAYMOVE -> EINVAL", s_fixed_no_maymove, E_NOT_MOVE, -1, -1, 0, 1, 0 },
+	{ "routing: 4 MiB DONTUNMAP, the kernel picks the address", s_dontunmap,
+	  E_ROUTED, -1, -1, 0, 1, 4 },
+	{ "routing: 8 MiB DONTUNMAP, the kernel picks the address: the module",
+	  s_r_dontunmap_big, E_MOVE, -1, -1, 0, 1, 8 },
+	{ "routing: old_size 0 on a private mapping: the module -> EINVAL", s_dup_private,
+	  E_MODULE, -1, -1, 0, 1, 0 },
 };
 
 /* One world's outcome of one case. */
@@ -773,14 +953,15 @@ static void run_case(const struct tcase *c)
 	st.size = sizeof(st);
 	res = NULL;
 	r = fastremap_remap(C.a.old, C.a.old_size, C.a.new_size, C.a.flags,
-			    C.a.new_addr, 0, &st, &res);
+			    C.a.new_addr, c->routed ? 0 : FASTREMAP_NO_ROUTING, &st, &res);
 	C.ok = r == 0;
 	C.err = C.ok ? 0 : (int)-r;
 	C.res = C.ok ? res : NULL;
 	sig_take(&C.after, C.arena, ARENA);
 
 	tap_diag("%s: mremap(2) %s; fastremap() %s; fastremap_remap() %s via %s "
-		 "(%s%s%s) pud %llu pmd %llu thp %llu pte %llu flushes %llu",
+		 "(%s%s%s) pud %llu pmd %llu thp %llu pte %llu flushes %llu "
+		 "mremap extents %llu",
 		 c->name, B.ok ? "ok" : strerrorname_np(B.err),
 		 A.ok ? "ok" : strerrorname_np(A.err),
 		 C.ok ? "ok" : strerrorname_np(C.err),
@@ -789,7 +970,8 @@ static void run_case(const struct tcase *c)
 		 st.reason_errno ? strerrorname_np(st.reason_errno) : "",
 		 (unsigned long long)st.moved_pud, (unsigned long long)st.moved_pmd,
 		 (unsigned long long)st.moved_thp, (unsigned long long)st.moved_pte,
-		 (unsigned long long)st.tlb_flushes);
+		 (unsigned long long)st.tlb_flushes,
+		 (unsigned long long)st.mremap_extents);
 
 	tap_ok(A.ok == B.ok && A.err == B.err && C.ok == B.ok && C.err == B.err,
 	       "%s: same result and errno as the mremap system call", c->name);
@@ -848,6 +1030,10 @@ static void run_case(const struct tcase *c)
 		if (c->one_flush)
 			tap_ok(st.tlb_flushes == 1, "%s: one TLB flush", c->name);
 	}
+	if (c->routed && c->want_extents)
+		tap_ok((long)st.mremap_extents == c->want_extents,
+		       "%s: mremap(2) would take %ld extents (library: %llu)", c->name,
+		       c->want_extents, (unsigned long long)st.mremap_extents);
 	cleanup(&A);
 	cleanup(&B);
 	cleanup(&C);
@@ -908,8 +1094,8 @@ static void test_misc_api(void)
 	int distinct = 1;
 
 	tap_ok(v && *v >= '0' && *v <= '9', "fastremap_version(): \"%s\"", v ? v : "(null)");
-	for (int a = 0; a <= FASTREMAP_REASON_IOCTL_ERROR; a++)
-		for (int b = a + 1; b <= FASTREMAP_REASON_IOCTL_ERROR; b++)
+	for (int a = 0; a <= FASTREMAP_REASON_IN_PLACE; a++)
+		for (int b = a + 1; b <= FASTREMAP_REASON_IN_PLACE; b++)
 			distinct &= strcmp(fastremap_strreason(a),
 					   fastremap_strreason(b)) != 0;
 	tap_ok(distinct, "fastremap_strreason(): one text per reason");
@@ -918,11 +1104,20 @@ static void test_misc_api(void)
 	       "fastremap_strreason(): unknown reasons");
 }
 
-/* A 4 MiB source at a PMD-aligned address, and a reserved destination. */
+/*
+ * A 4 MiB source 4 KiB past a PMD boundary, and a reserved destination
+ * 8 KiB past one: a move between them spans 5 PMD extents, more than the
+ * library routes to mremap(2) (the case "routing: 4 MiB, both misaligned"
+ * checks that), so the tests below reach the module.
+ */
 static int two_ranges(char **src, char **dst)
 {
-	*src = reserve(4 * MIB, PMD);
-	*dst = reserve(4 * MIB, PMD);
+	char *s, *d;
+
+	s = reserve(4 * MIB + PMD, PMD);
+	d = reserve(4 * MIB + PMD, PMD);
+	*src = s ? s + 4 * KIB : NULL;
+	*dst = d ? d + 8 * KIB : NULL;
 	if (!*src || !*dst || map_rw(*src, 4 * MIB, MAP_PRIVATE))
 		return 0;
 	fill(*src, 4 * MIB);

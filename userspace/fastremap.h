@@ -36,6 +36,11 @@ void *fastremap(void *old_address, size_t old_size, size_t new_size,
 #define FASTREMAP_NO_FALLBACK	(1u << 0)
 /* Skip the module and call mremap(2) (for comparisons and benchmarks). */
 #define FASTREMAP_MREMAP_ONLY	(1u << 1)
+/*
+ * Try the module first whatever the call: no routing of calls that
+ * mremap(2) makes as fast (see fastremap_remap(3), ROUTING).
+ */
+#define FASTREMAP_NO_ROUTING	(1u << 2)
 
 /* Why a call went to mremap(2) rather than the module: stats->reason. */
 enum fastremap_reason {
@@ -48,7 +53,11 @@ enum fastremap_reason {
 	FASTREMAP_REASON_FLAGS,		/* mremap flags the module does not know */
 	FASTREMAP_REASON_CALLER,	/* FASTREMAP_MREMAP_ONLY was passed */
 	FASTREMAP_REASON_FD_LOST,	/* our descriptor vanished during the call */
-	FASTREMAP_REASON_IOCTL_ERROR	/* the remap ioctl failed: reason_errno */
+	FASTREMAP_REASON_IOCTL_ERROR,	/* the remap ioctl failed: reason_errno */
+	/* Routed to mremap(2) without asking the module (fastremap_remap(3)): */
+	FASTREMAP_REASON_NOT_A_MOVE,	/* no MREMAP_MAYMOVE, a shrink, or the same size */
+	FASTREMAP_REASON_FEW_EXTENTS,	/* at most mremap_extents PMD extents: one flush each */
+	FASTREMAP_REASON_IN_PLACE	/* growth mremap(2) made in place */
 };
 
 /*
@@ -66,9 +75,16 @@ struct fastremap_stats {
 	uint64_t moved_thp;	/* PMD-mapped transparent huge pages moved whole */
 	uint64_t moved_pte;	/* single PTEs moved */
 	uint64_t tlb_flushes;	/* range TLB flushes the relocation issued */
+	/*
+	 * The library's bound on the PMD-sized extents (2 MiB with 4 KiB
+	 * pages) mremap(2) would move this call in, paying a TLB flush for
+	 * each; 0 when the call was not a move it estimated.
+	 */
+	uint64_t mremap_extents;
 };
 
 #define FASTREMAP_STATS_SIZE_VER0	56
+#define FASTREMAP_STATS_SIZE_VER1	64
 
 /*
  * The native call: mremap(2)'s arguments (new_addr is used as mremap(2)

@@ -52,6 +52,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -66,7 +67,7 @@
 #define FR_LIB_VERSION "unknown"
 #endif
 
-_Static_assert(sizeof(struct fastremap_stats) == FASTREMAP_STATS_SIZE_VER0,
+_Static_assert(sizeof(struct fastremap_stats) == FASTREMAP_STATS_SIZE_VER1,
 	       "fastremap_stats layout");
 _Static_assert(sizeof(struct fastremap_abi_info) == FASTREMAP_ABI_INFO_SIZE_VER0,
 	       "fastremap_abi_info layout");
@@ -79,7 +80,18 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2,
 
 /* The mremap(2) flags the module's ABI version 1 knows. */
 #define FR_KNOWN_MREMAP_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
-#define FR_KNOWN_FR_FLAGS	(FASTREMAP_NO_FALLBACK | FASTREMAP_MREMAP_ONLY)
+#define FR_KNOWN_FR_FLAGS	(FASTREMAP_NO_FALLBACK | FASTREMAP_MREMAP_ONLY | \
+				 FASTREMAP_NO_ROUTING)
+#define FR_CONFLICTING_FR_FLAGS	(FASTREMAP_NO_FALLBACK | FASTREMAP_MREMAP_ONLY)
+/*
+ * Moves that mremap(2) makes in at most this many PMD extents go to
+ * mremap(2) directly (see fr_route()). Measured under emulation, moves
+ * interleaved in one process, 301 of each (bench/README.md, "Routing"):
+ * the module's fixed cost per call (the ioctl, copying the request in
+ * and out, its checks) made it 1-12% slower than mremap(2) up to 4
+ * extents, and 2-6% faster from 5 on.
+ */
+#define FR_ROUTE_MAX_EXTENTS	4u
 /* Structures passed in are at most a page, as the module's are. */
 #define FR_MAX_STRUCT_SIZE	4096u
 /*
@@ -406,6 +418,104 @@ static void fr_copy_out(void *dst, const void *src, size_t ours)
 	memcpy(dst, &theirs, sizeof(theirs));
 }
 
+/* ---- routing: calls mremap(2) makes as fast go to it directly ---- */
+
+/*
+ * The page size and the span of one page table (a PMD entry): a table
+ * holds a page of 8-byte entries (4 KiB pages: 2 MiB; 16 KiB: 32 MiB;
+ * 64 KiB: 512 MiB). getauxval() makes no system call.
+ */
+static uint64_t fr_page_size(void)
+{
+	unsigned long pg = getauxval(AT_PAGESZ);
+
+	return pg ? pg : 4096;
+}
+
+/* PMD boundaries strictly inside [a, a + len): where mremap(2) cuts a move. */
+static uint64_t fr_cuts(uint64_t a, uint64_t len, uint64_t pmd)
+{
+	uint64_t next = (a / pmd + 1) * pmd;
+
+	if (!len || next >= a + len)
+		return 0;
+	return (a + len - 1 - next) / pmd + 1;
+}
+
+/*
+ * An upper bound on the extents mremap(2) moves a call's entries in: its
+ * move_page_tables() advances to the nearer of the source's and the
+ * destination's next PMD boundary, moves that extent (a whole PMD entry
+ * or its PTEs) and flushes it, so a move of len bytes takes one extent
+ * plus one per boundary of either range strictly inside it (a boundary
+ * both share counts once). Without MREMAP_FIXED the kernel chooses the
+ * destination: count the most boundaries a range of len bytes can hold.
+ * 0: not a move this estimates (no length, an address out of range).
+ */
+static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t new_size,
+				  int flags, uintptr_t new_addr)
+{
+	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg;
+	uint64_t len = old_size < new_size ? old_size : new_size;
+	/* 64-bit arithmetic on every target: no overflow below 2^63. */
+	uint64_t old = old_addr, new = new_addr;
+
+	if (!len || len > UINT64_MAX / 4 || old % pg ||
+	    old > UINT64_MAX / 2 || (flags & MREMAP_FIXED && (new % pg || new > UINT64_MAX / 2)))
+		return 0;
+	len = (len + pg - 1) / pg * pg;
+	if (!(flags & MREMAP_FIXED))
+		return 1 + fr_cuts(old, len, pmd) + (len - pg + pmd - 1) / pmd;
+	if (old % pmd == new % pmd)
+		return 1 + fr_cuts(old, len, pmd);
+	return 1 + fr_cuts(old, len, pmd) + fr_cuts(new, len, pmd);
+}
+
+enum fr_route {
+	FR_ROUTE_MODULE,	/* ask the module */
+	FR_ROUTE_MREMAP,	/* call mremap(2) with the caller's arguments */
+	FR_ROUTE_IN_PLACE_FIRST	/* mremap(2) without MREMAP_MAYMOVE, then the module */
+};
+
+/*
+ * Which calls the module would only make slower (fastremap_remap(3),
+ * ROUTING): those that move nothing, and moves mremap(2) makes in at
+ * most FR_ROUTE_MAX_EXTENTS extents. A growth that may happen in place
+ * (no MREMAP_FIXED) is first tried in place: the module declines that
+ * case, and declining cost an ioctl, a write lock of mmap_lock and its
+ * checks on top of mremap(2).
+ */
+static enum fr_route fr_route(uintptr_t old, size_t old_size, size_t new_size,
+			      int flags, uintptr_t new, struct fastremap_stats *st)
+{
+	uint64_t ext;
+
+	if (!(flags & MREMAP_MAYMOVE)) {
+		st->reason = FASTREMAP_REASON_NOT_A_MOVE;
+		return FR_ROUTE_MREMAP;
+	}
+	/* A zero old_size duplicates a shared mapping: the module decides. */
+	if (!old_size)
+		return FR_ROUTE_MODULE;
+	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
+		uint64_t pg = fr_page_size();
+
+		if ((new_size + pg - 1) / pg <= (old_size + pg - 1) / pg) {
+			st->reason = FASTREMAP_REASON_NOT_A_MOVE;
+			return FR_ROUTE_MREMAP;
+		}
+	}
+	ext = fr_mremap_extents(old, old_size, new_size, flags, new);
+	st->mremap_extents = ext;
+	if (ext && ext <= FR_ROUTE_MAX_EXTENTS) {
+		st->reason = FASTREMAP_REASON_FEW_EXTENTS;
+		return FR_ROUTE_MREMAP;
+	}
+	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)))
+		return FR_ROUTE_IN_PLACE_FIRST;
+	return FR_ROUTE_MODULE;
+}
+
 static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		     int flags, void *new_addr, unsigned int fr_flags,
 		     struct fastremap_stats *stats, void **result)
@@ -418,7 +528,7 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 	int fd;
 
 	if ((fr_flags & ~FR_KNOWN_FR_FLAGS) ||
-	    (fr_flags & FR_KNOWN_FR_FLAGS) == FR_KNOWN_FR_FLAGS)
+	    (fr_flags & FR_CONFLICTING_FR_FLAGS) == FR_CONFLICTING_FR_FLAGS)
 		return -EINVAL;
 	if (stats && !fr_check_size(stats->size, FASTREMAP_STATS_SIZE_VER0))
 		return -EINVAL;
@@ -434,6 +544,30 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 	    !(fr_flags & FASTREMAP_NO_FALLBACK)) {
 		why.reason = FASTREMAP_REASON_FLAGS;
 		goto fallback;
+	}
+	if (!(fr_flags & (FASTREMAP_NO_FALLBACK | FASTREMAP_NO_ROUTING))) {
+		switch (fr_route((uintptr_t)old_addr, old_size, new_size, flags,
+				 (uintptr_t)new_addr, &st)) {
+		case FR_ROUTE_MREMAP:
+			why.reason = st.reason;
+			goto fallback;
+		case FR_ROUTE_IN_PLACE_FIRST:
+			/*
+			 * Without MREMAP_MAYMOVE mremap(2) makes the same
+			 * checks, grows in place or fails with ENOMEM having
+			 * changed nothing; only then can the call move.
+			 */
+			ret = fr_sys_mremap(old_addr, old_size, new_size,
+					    flags & ~MREMAP_MAYMOVE, new_addr, &res);
+			if (ret != -ENOMEM) {
+				st.reason = FASTREMAP_REASON_IN_PLACE;
+				st.reason_errno = ret ? (int)-ret : 0;
+				goto out;
+			}
+			break;
+		default:
+			break;
+		}
 	}
 	for (int tries = 0;; tries++) {
 		long r;
@@ -661,6 +795,12 @@ const char *fastremap_strreason(int reason)
 		return "the device descriptor was closed during the call";
 	case FASTREMAP_REASON_IOCTL_ERROR:
 		return "the remap ioctl failed; mremap(2) answered";
+	case FASTREMAP_REASON_NOT_A_MOVE:
+		return "not a move: mremap(2) resizes in place";
+	case FASTREMAP_REASON_FEW_EXTENTS:
+		return "mremap(2) moves it in as few flushes";
+	case FASTREMAP_REASON_IN_PLACE:
+		return "mremap(2) grew it in place";
 	default:
 		return "unknown reason";
 	}
