@@ -19,9 +19,10 @@
  *                 a to-space (compaction); per move, and VMAs afterwards
  *   8 memcpy      a userspace copy of the bytes workload 3 moves: the
  *                 memory-bandwidth floor of a PTE-level move
- *   9 realign     1 GiB - 1 MiB, src and dst 1 MiB into a PMD (congruent),
- *                 holes below both: moved from the PMD boundary below
- *                 (mremap(2) does that since 6.7, the module everywhere)
+ *   9 realign     1 GiB - 3 MiB, src and dst 3 MiB past a 1 GiB boundary
+ *                 (congruent, 1 MiB into a PMD), holes below both: moved
+ *                 from the PMD boundary below (mremap(2) does that since
+ *                 6.7, the module everywhere)
  *
  * Each repetition sets up a fresh, touched region outside the timed
  * section, times only the move(s), and verifies every moved page's tag
@@ -782,8 +783,8 @@ static const struct workload workloads[] = {
 	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0 },
 	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, 0, 0, 0, 0,
 	  B(C_MEMCPY), 0 },
-	{ "9", "realign", "src and dst 1 MiB into a PMD, holes below (realigned)", K_MOVE, MiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), MiB },
+	{ "9", "realign", "src and dst 1 MiB into a PMD, holes below (realigned)", K_MOVE, 3 * MiB, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 3 * MiB },
 };
 #define NWORK (sizeof(workloads) / sizeof(workloads[0]))
 
