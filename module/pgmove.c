@@ -750,8 +750,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 	 * it every entry moves by fr_move_ptes().
 	 */
 	m->ncopied = 0;
-	m->max_copied = m->keep_source_tables ? 0 :
-			min((old_end - old_addr) / PMD_SIZE,
+	m->max_copied = min((old_end - old_addr) / PMD_SIZE,
 			    FR_PASS_BUDGET / PTRS_PER_PTE + 1);
 	m->copied = m->max_copied ?
 		    kvmalloc_array(m->max_copied, sizeof(*m->copied),

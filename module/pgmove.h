@@ -40,12 +40,6 @@ struct fr_move {
 	struct vm_area_struct *new_vma;
 	struct fr_move_stats stats;
 	bool moved;	/* something moved since the last flush */
-	/*
-	 * The source stays mapped (MREMAP_DONTUNMAP): its page tables must
-	 * stay too, emptied, as mremap(2) leaves them, or a later fault there
-	 * could map a THP where mremap(2)'s would map pages.
-	 */
-	bool keep_source_tables;
 	/* Internal to fr_relocate(): the source range, and whether FR_PREPARE
 	 * allocated a table where the source is.
 	 */

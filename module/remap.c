@@ -159,7 +159,6 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	fwd.mm = mm;
 	fwd.old_vma = vma;
 	fwd.new_vma = new_vma;
-	fwd.keep_source_tables = dontunmap;
 	moved = fr_relocate(&fwd, addr, new_addr, old_len);
 	r->stats = fwd.stats;
 	if (moved < old_len) {
