@@ -407,13 +407,6 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
  *   misaligned move spreads one source table over two destination
  *   tables: both must exist (FR_PREPARE allocated them), else this falls
  *   back to fr_move_ptes() for the part the current extent covers.
- * - Large folios (the batching of move_ptes() in 7.2's mm/mremap.c):
- *   not used here. Its gain is one get-and-clear and one set_ptes() per
- *   run of a folio's entries instead of per entry, which on x86 is still
- *   an atomic per entry inside the batch; copying already has no atomic
- *   per entry, and finding a batch needs the folio of every entry, which
- *   the copy never looks at. Where the architecture keeps contiguous
- *   entries (arm64's contpte) a batch is worth more; not measured.
  * - page_table_check (off in Debian's kernels) counts a copy as a second
  *   mapping and would refuse a writable anonymous page mapped twice:
  *   kernels built with it keep fr_move_ptes().
