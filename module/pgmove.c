@@ -363,31 +363,25 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
  * - Both copies are valid at once until the flush: the old entry maps the
  *   page at the old address (through the table until its PMD entry is
  *   cleared, then through stale TLB and paging-structure caches), the
- *   new one at the new address. That is what fr_move_ptes() allows too,
- *   from the other side: the page is mapped by an entry the rmap cannot
- *   see until the flush, and nothing that could unmap, reclaim or
- *   write-protect it runs before then.
+ *   new one at the new address. That is what fr_move_ptes() allows too, from the other
+ *   side: the page is mapped by an entry the rmap cannot see until the
+ *   flush, and nothing that could unmap, reclaim or write-protect it runs
+ *   before then.
  * - Dirty bits. A CPU that writes through the old mapping after the copy
  *   sets the dirty bit in the old entry, which no longer reaches the new
  *   one. The detached table is not freed before the flush has completed
  *   on every CPU (freed_tables: the paging-structure caches too), after
  *   which no CPU can set a bit in it, nor reach it: its PMD entry was
- *   cleared before the flush. Then every old entry dirty where its copy
- *   is clean marks its folio dirty, as zap_pte_range() does for an entry
- *   it clears: before the rmap locks are dropped, so before reclaim,
+ *   cleared before the flush. Detaching only then, not as each table is
+ *   copied, costs nothing more and keeps the old entries reachable for
+ *   the whole window on every CPU, so the tests' writers reach it even
+ *   under emulation, which caches no paging structures. Then every old entry dirty where its copy is clean
+ *   marks its folio dirty, as zap_pte_range() does for an entry it
+ *   clears: before the rmap locks are dropped, so before reclaim,
  *   writeback's folio_mkclean() or MADV_FREE's discard can look at the
  *   folio's cleanliness. folio_mark_dirty() is safe here as it is in
  *   zap_pte_range(): the folio is mapped (by the new entry) and truncation
- *   cannot unmap it while i_mmap_rwsem is held. Only an entry copied
- *   writable and clean can gain a dirty bit (a write needs a writable TLB
- *   entry, and with mmap_lock held for write no write-protection waits
- *   for its flush; reclaim's batched one was settled by
- *   flush_tlb_batched_pending()), so the copy notes those, and only they
- *   are looked at again. Detaching at the end of the pass rather than as
- *   each table is copied costs nothing more and keeps the old entries
- *   reachable for the whole window on every CPU, so that the tests'
- *   writers reach it even under emulation, which caches no paging
- *   structures.
+ *   cannot unmap it while i_mmap_rwsem is held.
  * - Accessed bits set on old entries after the copy are not carried
  *   over: an access in that window makes the page look one scan colder
  *   to reclaim, as an access through a stale TLB entry after a
@@ -427,14 +421,11 @@ static pmd_t *fr_dst_table(struct mm_struct *mm, unsigned long addr)
 	return pmd;
 }
 
-/*
- * Copies entries @from to @to of the table at @old into @new_pmd's table,
- * noting in @clean which were writable and clean.
- */
+/* Copies entries @from to @to of the table at @old into @new_pmd's table. */
 static unsigned long fr_copy_ptes(struct fr_move *m, pte_t *old,
 				  unsigned int from, unsigned int to,
 				  pmd_t *new_pmd, unsigned long new_addr,
-				  spinlock_t *held, unsigned long *clean)
+				  spinlock_t *held)
 {
 	spinlock_t *ptl = pte_lockptr(m->mm, new_pmd);
 	pte_t *new_pte = pte_offset_kernel(new_pmd, new_addr);
@@ -448,8 +439,6 @@ static unsigned long fr_copy_ptes(struct fr_move *m, pte_t *old,
 		pte = ptep_get(old + i);
 		if (pte_none(pte))
 			continue;
-		if (pte_present(pte) && pte_write(pte) && !pte_dirty(pte))
-			__set_bit(i, clean);
 		set_pte_at(m->mm, new_addr, new_pte, fr_soft_dirty_pte(pte));
 		n++;
 	}
@@ -491,15 +480,14 @@ static bool fr_copy_table(struct fr_move *m, pmd_t *old_pmd,
 		spin_unlock(pml);
 		return false;
 	}
-	c = &m->copied[m->ncopied++];
-	bitmap_zero(c->clean, PTRS_PER_PTE);
 	old = pte_offset_kernel(&pmdval, old_addr);
-	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr, pml, c->clean);
+	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr, pml);
 	if (new_pmd2)
 		n += fr_copy_ptes(m, old, split, PTRS_PER_PTE, new_pmd2,
-				  new_addr + extent, pml, c->clean);
+				  new_addr + extent, pml);
 	spin_unlock(pml);
 
+	c = &m->copied[m->ncopied++];
 	c->old_pmd = old_pmd;
 	c->pmdval = pmdval;
 	c->old_addr = old_addr;
@@ -539,26 +527,25 @@ static void fr_detach_tables(struct fr_move *m)
  */
 static void fr_release_tables(struct fr_move *m)
 {
-	pte_t *old, *new0, *new1 = NULL, *new;
 	unsigned int k, i, split;
 	struct fr_copied *c;
+	pte_t *old, *new;
 	pte_t pte;
 
 	for (k = 0; k < m->ncopied; k++) {
 		c = &m->copied[k];
 		old = pte_offset_kernel(&c->pmdval, c->old_addr);
 		split = (PMD_SIZE - (c->new_addr & ~PMD_MASK)) >> PAGE_SHIFT;
-		new0 = pte_offset_kernel(c->new_pmd[0], c->new_addr);
-		if (c->new_pmd[1])
-			new1 = pte_offset_kernel(c->new_pmd[1],
-						 c->new_addr + split * PAGE_SIZE);
-		for_each_set_bit(i, c->clean, PTRS_PER_PTE) {
-			if (FR_MUTANT(NO_RECONCILE))
-				break;
+		for (i = 0; i < PTRS_PER_PTE && !FR_MUTANT(NO_RECONCILE); i++) {
 			pte = ptep_get(old + i);
-			if (!pte_dirty(pte))
+			if (!pte_present(pte) || !pte_dirty(pte))
 				continue;
-			new = i < split ? new0 + i : new1 + (i - split);
+			if (i < split)
+				new = pte_offset_kernel(c->new_pmd[0],
+							c->new_addr + i * PAGE_SIZE);
+			else
+				new = pte_offset_kernel(c->new_pmd[1],
+							c->new_addr + i * PAGE_SIZE);
 			if (!pte_dirty(ptep_get(new)))
 				folio_mark_dirty(page_folio(pte_page(pte)));
 		}
@@ -803,11 +790,10 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * a stale clean TLB entry must set the dirty bit, finds the
 		 * source entry gone and faults. Tables moved by copying keep
 		 * their entries until they are freed: fr_release_tables(),
-		 * below, carries the dirty bits set on them meanwhile over.
-		 * Page-table locks were dropped per entry: with all of the
-		 * above excluded they only order us against lockless
-		 * GUP-fast, which sees either the old or the new entry, both
-		 * valid.
+		 * below, carries the dirty bits set on them meanwhile over. Page-table locks were
+		 * dropped per entry: with all of the above excluded they
+		 * only order us against lockless GUP-fast, which sees
+		 * either the old or the new entry, both valid.
 		 *
 		 * One flush per pass, and a pass is bounded by FR_PASS_BUDGET
 		 * so that the rmap write locks, which fork, exit, munmap and

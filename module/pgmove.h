@@ -30,8 +30,6 @@ struct fr_copied {
 	unsigned long old_addr;	/* the PMD-aligned source address it mapped */
 	unsigned long new_addr;	/* where its first entry went */
 	pmd_t *new_pmd[2];	/* the destination tables, below and above the split */
-	/* Entries copied writable and clean: the only ones a CPU can dirty. */
-	DECLARE_BITMAP(clean, PTRS_PER_PTE);
 };
 
 struct fr_move {
