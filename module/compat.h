@@ -20,7 +20,6 @@
 #include <linux/security.h>
 #include <linux/rmap.h>
 #include <linux/kallsyms.h>
-#include <asm/pgalloc.h>
 #include "compat-generated.h"
 
 /* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
@@ -159,29 +158,6 @@ static inline void fr_split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd,
 	fr_call(__split_huge_pmd, vma, pmd, addr, false, NULL);
 #endif
 }
-
-/*
- * Frees a detached PTE table once no lockless walker (GUP-fast, with
- * interrupts off) can be inside it: after an RCU grace period, as
- * retract_page_tables() frees them since 6.6. 6.1 has no pte_free_defer():
- * the same, with the module's own callback, which fr_exit() waits for.
- */
-#if defined(FR_HAVE_PTE_FREE_DEFER)
-static inline void fr_pte_free_defer(struct mm_struct *mm, pgtable_t pgtable)
-{
-	fr_call(pte_free_defer, mm, pgtable);
-}
-#else
-static void __maybe_unused fr_pte_free_now(struct rcu_head *head)
-{
-	pte_free(NULL, container_of(head, struct page, rcu_head));
-}
-
-static inline void fr_pte_free_defer(struct mm_struct *mm, pgtable_t pgtable)
-{
-	call_rcu(&pgtable->rcu_head, fr_pte_free_now);
-}
-#endif
 
 /* The committed-memory counter's inline helpers use unexported data. */
 static inline void fr_vm_acct_memory(long pages)

@@ -160,8 +160,6 @@ err:
 static void __exit fr_exit(void)
 {
 	misc_deregister(&fr_misc);
-	/* Page tables freed by RCU may still wait for a callback of ours. */
-	rcu_barrier();
 }
 
 module_init(fr_init);

@@ -33,7 +33,6 @@
 #include <linux/sched.h>
 #include <linux/huge_mm.h>
 #include <linux/mmu_notifier.h>
-#include <linux/slab.h>
 #include <asm/pgalloc.h>
 #include "compat.h"
 #include "symbols.h"
@@ -337,225 +336,6 @@ static void fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
 }
 
 /*
- * Moving a whole source PTE table by copying it (issue 12, item 2).
- *
- * fr_move_ptes() pays an atomic get-and-clear per entry, as move_ptes()
- * does: once an entry is cleared, a CPU still holding a clean TLB entry
- * for it that writes faults instead of setting the dirty bit, and a dirty
- * bit set before the clear comes with the value. When a source table lies
- * wholly inside the moved range, fr_copy_table() instead copies its
- * entries into the destination table(s) with plain loads and stores and
- * leaves the source entries as they are; at the end of the pass,
- * fr_detach_tables() detaches every such table with one store to its PMD
- * entry, and after the pass's single flush fr_release_tables() reconciles
- * and frees them. Why that is safe:
- *
- * - Who can touch the entries meanwhile. Everything that reads or changes
- *   PTEs in software is excluded, as for fr_move_ptes() (see the comment
- *   at the flush in fr_relocate()): faults and every mm walker by
- *   mmap_lock and the VMA write locks, every rmap walker (reclaim,
- *   migration, folio_mkclean(), truncation, retraction) by the rmap write
- *   locks. No other VMA maps into a source table whose whole 2 MiB is in
- *   the moved range (realigned or not, the range lies in one VMA and the
- *   holes next to it), so no per-VMA-lock fault can reach it either. What
- *   remains is the hardware, which sets accessed and dirty bits with
- *   atomic updates, and lockless GUP-fast, which only reads.
- * - Both copies are valid at once until the flush: the old entry maps the
- *   page at the old address (through the table until its PMD entry is
- *   cleared, then through stale TLB and paging-structure caches), the
- *   new one at the new address. That is what fr_move_ptes() allows too, from the other
- *   side: the page is mapped by an entry the rmap cannot see until the
- *   flush, and nothing that could unmap, reclaim or write-protect it runs
- *   before then.
- * - Dirty bits. A CPU that writes through the old mapping after the copy
- *   sets the dirty bit in the old entry, which no longer reaches the new
- *   one. The detached table is not freed before the flush has completed
- *   on every CPU (freed_tables: the paging-structure caches too), after
- *   which no CPU can set a bit in it, nor reach it: its PMD entry was
- *   cleared before the flush. Detaching only then, not as each table is
- *   copied, costs nothing more and keeps the old entries reachable for
- *   the whole window on every CPU, so the tests' writers reach it even
- *   under emulation, which caches no paging structures. Then every old entry dirty where its copy is clean
- *   marks its folio dirty, as zap_pte_range() does for an entry it
- *   clears: before the rmap locks are dropped, so before reclaim,
- *   writeback's folio_mkclean() or MADV_FREE's discard can look at the
- *   folio's cleanliness. folio_mark_dirty() is safe here as it is in
- *   zap_pte_range(): the folio is mapped (by the new entry) and truncation
- *   cannot unmap it while i_mmap_rwsem is held.
- * - Accessed bits set on old entries after the copy are not carried
- *   over: an access in that window makes the page look one scan colder
- *   to reclaim, as an access through a stale TLB entry after a
- *   get-and-clear does with mremap(2).
- * - Freeing. Lockless GUP-fast may be walking the table when its PMD
- *   entry is cleared; it sees valid entries and rechecks what it read,
- *   as it does against fr_move_ptes(). The table is freed after an RCU
- *   grace period (fr_pte_free_defer()), as the kernel frees page tables
- *   that lockless walkers may still be in (MMU_GATHER_RCU_TABLE_FREE,
- *   retract_page_tables()): GUP-fast runs with interrupts off, which RCU
- *   waits for, also where the flush sends no IPI (paravirt, INVLPGB). Its
- *   entries are not zapped: the pages and swap entries they name now
- *   belong to the new entries.
- * - Partial tables. A table the range covers only partly (the first and
- *   last of an unaligned range) is shared with entries that stay, so it
- *   cannot be detached: its entries move with fr_move_ptes(). A
- *   misaligned move spreads one source table over two destination
- *   tables: both must exist (FR_PREPARE allocated them), else this falls
- *   back to fr_move_ptes() for the part the current extent covers.
- * - page_table_check (off in Debian's kernels) counts a copy as a second
- *   mapping and would refuse a writable anonymous page mapped twice:
- *   kernels built with it keep fr_move_ptes().
- */
-
-/* The destination's PMD entry for @addr if it points to a PTE table. */
-static pmd_t *fr_dst_table(struct mm_struct *mm, unsigned long addr)
-{
-	pud_t *pud = fr_old_pud(mm, addr);
-	pmd_t *pmd, pmdval;
-
-	if (!pud)
-		return NULL;
-	pmd = pmd_offset(pud, addr);
-	pmdval = READ_ONCE(*pmd);
-	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
-		return NULL;
-	return pmd;
-}
-
-/* Copies entries @from to @to of the table at @old into @new_pmd's table. */
-static unsigned long fr_copy_ptes(struct fr_move *m, pte_t *old,
-				  unsigned int from, unsigned int to,
-				  pmd_t *new_pmd, unsigned long new_addr,
-				  spinlock_t *held)
-{
-	spinlock_t *ptl = pte_lockptr(m->mm, new_pmd);
-	pte_t *new_pte = pte_offset_kernel(new_pmd, new_addr);
-	unsigned long n = 0;
-	unsigned int i;
-	pte_t pte;
-
-	if (ptl != held)
-		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
-	for (i = from; i < to; i++, new_pte++, new_addr += PAGE_SIZE) {
-		pte = ptep_get(old + i);
-		if (pte_none(pte))
-			continue;
-		set_pte_at(m->mm, new_addr, new_pte, fr_soft_dirty_pte(pte));
-		n++;
-	}
-	if (ptl != held)
-		spin_unlock(ptl);
-	return n;
-}
-
-/*
- * Moves the whole source table at @old_pmd (@old_addr PMD-aligned) by
- * copying; see above. The first @extent bytes go to @new_pmd's table, the
- * rest to the next destination table. Returns false, having changed
- * nothing, when that cannot be done here: fr_move_ptes() then moves the
- * extent.
- */
-static bool fr_copy_table(struct fr_move *m, pmd_t *old_pmd,
-			  unsigned long old_addr, pmd_t *new_pmd,
-			  unsigned long new_addr, unsigned long extent)
-{
-	unsigned int split = extent >> PAGE_SHIFT;
-	pmd_t *new_pmd2 = NULL, pmdval;
-	struct fr_copied *c;
-	unsigned long n;
-	spinlock_t *pml;
-	pte_t *old;
-
-	if (IS_ENABLED(CONFIG_PAGE_TABLE_CHECK) || m->ncopied >= m->max_copied)
-		return false;
-	if (split < PTRS_PER_PTE) {
-		new_pmd2 = fr_dst_table(m->mm, new_addr + extent);
-		if (!new_pmd2)
-			return false;
-	}
-	/* The PMD entry's lock, then the PTE tables', as retract_page_tables(). */
-	pml = pmd_lockptr(m->mm, old_pmd);
-	spin_lock(pml);
-	pmdval = *old_pmd;
-	if (!pmd_present(pmdval) || pmd_leaf(pmdval)) {
-		spin_unlock(pml);
-		return false;
-	}
-	old = pte_offset_kernel(&pmdval, old_addr);
-	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr, pml);
-	if (new_pmd2)
-		n += fr_copy_ptes(m, old, split, PTRS_PER_PTE, new_pmd2,
-				  new_addr + extent, pml);
-	spin_unlock(pml);
-
-	c = &m->copied[m->ncopied++];
-	c->old_pmd = old_pmd;
-	c->pmdval = pmdval;
-	c->old_addr = old_addr;
-	c->new_addr = new_addr;
-	c->new_pmd[0] = new_pmd;
-	c->new_pmd[1] = new_pmd2;
-	m->stats.pte += n;
-	/* Even an empty table needs the flush before it is freed. */
-	m->moved = true;
-	return true;
-}
-
-/* Before the flush: unhooks every table fr_copy_table() copied. */
-static void fr_detach_tables(struct fr_move *m)
-{
-	struct fr_copied *c;
-	spinlock_t *pml;
-	unsigned int k;
-
-	if (m->ncopied)
-		fr_hook_copied();
-	for (k = 0; k < m->ncopied; k++) {
-		c = &m->copied[k];
-		pml = pmd_lockptr(m->mm, c->old_pmd);
-		spin_lock(pml);
-		/* Nothing else may change it: see above. */
-		VM_WARN_ON_ONCE(!pmd_same(*c->old_pmd, c->pmdval));
-		pmd_clear(c->old_pmd);
-		spin_unlock(pml);
-	}
-}
-
-/*
- * After the flush: carries the dirty bits the hardware set on detached
- * entries over to their folios, and frees the detached tables. Called
- * with the rmap locks still held (see above).
- */
-static void fr_release_tables(struct fr_move *m)
-{
-	unsigned int k, i, split;
-	struct fr_copied *c;
-	pte_t *old, *new;
-	pte_t pte;
-
-	for (k = 0; k < m->ncopied; k++) {
-		c = &m->copied[k];
-		old = pte_offset_kernel(&c->pmdval, c->old_addr);
-		split = (PMD_SIZE - (c->new_addr & ~PMD_MASK)) >> PAGE_SHIFT;
-		for (i = 0; i < PTRS_PER_PTE && !FR_MUTANT(NO_RECONCILE); i++) {
-			pte = ptep_get(old + i);
-			if (!pte_present(pte) || !pte_dirty(pte))
-				continue;
-			if (i < split)
-				new = pte_offset_kernel(c->new_pmd[0],
-							c->new_addr + i * PAGE_SIZE);
-			else
-				new = pte_offset_kernel(c->new_pmd[1],
-							c->new_addr + i * PAGE_SIZE);
-			if (!pte_dirty(ptep_get(new)))
-				folio_mark_dirty(page_folio(pte_page(pte)));
-		}
-		mm_dec_nr_ptes(m->mm);
-		fr_pte_free_defer(m->mm, pmd_pgtable(c->pmdval));
-	}
-	m->ncopied = 0;
-}
-
-/*
  * The one walk behind both modes, so that FR_MOVE takes exactly the
  * decisions FR_PREPARE provisioned for. Returns the source address it
  * stopped at: @old_end when done; earlier when FR_PREPARE could not
@@ -641,17 +421,9 @@ static unsigned long fr_walk(struct fr_move *m, enum fr_mode mode,
 		}
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
-		if (mode == FR_PREPARE)
-			continue;
-		/* A source table wholly in the range moves by copying. */
-		if (!(old_addr & ~PMD_MASK) && old_end - old_addr >= PMD_SIZE &&
-		    fr_copy_table(m, old_pmd, old_addr, new_pmd, new_addr,
-				  extent)) {
-			extent = PMD_SIZE;
-			continue;
-		}
-		fr_move_ptes(m, old_pmd, old_addr, old_addr + extent, new_pmd,
-			     new_addr);
+		if (mode == FR_MOVE)
+			fr_move_ptes(m, old_pmd, old_addr, old_addr + extent,
+				     new_pmd, new_addr);
 	}
 	return old_end;
 }
@@ -724,19 +496,6 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 	fr_realign(m, &old_addr, &new_addr, len);
 	done = old_addr;
 	m->src_start = old_addr;
-	/*
-	 * Room for the source tables one pass may detach (at most one per
-	 * 2 MiB of its budget, and one more for a straddling start); without
-	 * it every entry moves by fr_move_ptes().
-	 */
-	m->ncopied = 0;
-	m->max_copied = min((old_end - old_addr) / PMD_SIZE,
-			    FR_PASS_BUDGET / PTRS_PER_PTE + 1);
-	m->copied = m->max_copied ?
-		    kvmalloc_array(m->max_copied, sizeof(*m->copied),
-				   GFP_KERNEL | __GFP_NOWARN) : NULL;
-	if (!m->copied)
-		m->max_copied = 0;
 	m->src_end = old_end;
 	fr_mmu_notifier_start(&range, m->old_vma, old_addr, old_end);
 	while (done < old_end) {
@@ -768,7 +527,6 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		fr_call(flush_tlb_batched_pending, m->mm);
 		stop = fr_walk(m, FR_MOVE, done, prepared,
 			       new_addr + (done - old_addr));
-		fr_detach_tables(m);
 		/*
 		 * The single TLB flush, for everything moved in this pass.
 		 * Until it completes, other CPUs may still translate source
@@ -788,9 +546,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 * were cleared with atomic get-and-clear, so no dirty or
 		 * accessed bit set before the move is lost; a write through
 		 * a stale clean TLB entry must set the dirty bit, finds the
-		 * source entry gone and faults. Tables moved by copying keep
-		 * their entries until they are freed: fr_release_tables(),
-		 * below, carries the dirty bits set on them meanwhile over. Page-table locks were
+		 * source entry gone and faults. Page-table locks were
 		 * dropped per entry: with all of the above excluded they
 		 * only order us against lockless GUP-fast, which sees
 		 * either the old or the new entry, both valid.
@@ -811,7 +567,6 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 			m->stats.flushes++;
 			m->moved = false;
 		}
-		fr_release_tables(m);
 		fr_rmap_unlock(m->old_vma);
 		/*
 		 * No progress although every table was prepared: the source
@@ -833,9 +588,6 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		done = stop;
 	}
 	fr_mmu_notifier_end(&range);
-	kvfree(m->copied);
-	m->copied = NULL;
-	m->max_copied = 0;
 	/* Realigned, and stopped inside the first PMD: nothing of ours moved. */
 	return done > start ? done - start : 0;
 }

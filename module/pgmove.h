@@ -20,18 +20,6 @@ struct fr_move_stats {
 	u64 flushes;	/* range TLB flushes issued */
 };
 
-/*
- * A source PTE table whose entries were copied (pgmove.c, fr_copy_table()):
- * detached before the flush, reconciled and freed after it.
- */
-struct fr_copied {
-	pmd_t *old_pmd;		/* its PMD entry, cleared just before the flush */
-	pmd_t pmdval;		/* the table */
-	unsigned long old_addr;	/* the PMD-aligned source address it mapped */
-	unsigned long new_addr;	/* where its first entry went */
-	pmd_t *new_pmd[2];	/* the destination tables, below and above the split */
-};
-
 struct fr_move {
 	struct mm_struct *mm;
 	struct vm_area_struct *old_vma;
@@ -44,9 +32,6 @@ struct fr_move {
 	unsigned long src_start, src_end;
 	bool table_in_source;
 	unsigned long spent;	/* work done by this pass so far */
-	/* Tables detached by this pass, and room for how many. */
-	struct fr_copied *copied;
-	unsigned int ncopied, max_copied;
 };
 
 /*

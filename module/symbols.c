@@ -37,9 +37,6 @@ DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_deposit,
 			pgtable_trans_huge_deposit);
 DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_withdraw,
 			pgtable_trans_huge_withdraw);
-#if defined(FR_HAVE_PTE_FREE_DEFER)
-DEFINE_STATIC_CALL_NULL(fr_sc_pte_free_defer, pte_free_defer);
-#endif
 DEFINE_STATIC_CALL_NULL(fr_sc_flush_tlb_mm_range, fr_flush_tlb_mm_range_fn);
 DEFINE_STATIC_CALL_NULL(fr_sc_flush_tlb_batched_pending,
 			fr_flush_tlb_batched_pending_fn);
@@ -80,9 +77,6 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(__split_huge_pmd),
 	FR_FN(pgtable_trans_huge_deposit),
 	FR_FN(pgtable_trans_huge_withdraw),
-#if defined(FR_HAVE_PTE_FREE_DEFER)
-	FR_FN(pte_free_defer),
-#endif
 	FR_FN(flush_tlb_mm_range),
 	FR_FN(flush_tlb_batched_pending),
 	FR_FN(__mmu_notifier_invalidate_range_start),

@@ -29,10 +29,6 @@ DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_deposit,
 		    pgtable_trans_huge_deposit);
 DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_withdraw,
 		    pgtable_trans_huge_withdraw);
-/* 6.6+; compat.h has 6.1's equivalent. */
-#if defined(FR_HAVE_PTE_FREE_DEFER)
-DECLARE_STATIC_CALL(fr_sc_pte_free_defer, pte_free_defer);
-#endif
 
 /* TLB and secondary MMUs */
 DECLARE_STATIC_CALL(fr_sc_flush_tlb_mm_range, fr_flush_tlb_mm_range_fn);

@@ -72,47 +72,16 @@ module_param_cb(hold_after_prepare, &fr_hold_ops, &hold_after_prepare, 0600);
 MODULE_PARM_DESC(hold_after_prepare,
 		 "1: hold the next move between preparing and moving until 0 is written (tests only)");
 
-/* Waits at an armed hold until the test releases it (or 10 s). */
-static void fr_hold(atomic_t *hold, const char *name)
-{
-	if (atomic_cmpxchg(hold, FR_HOLD_ARMED, FR_HOLD_WAITING) != FR_HOLD_ARMED)
-		return;
-	if (!wait_event_timeout(fr_hold_wq,
-				atomic_read(hold) != FR_HOLD_WAITING, 10 * HZ))
-		pr_warn("%s: nobody released the hold in 10 s\n", name);
-	atomic_set(hold, FR_HOLD_OFF);
-}
-
 void fr_hook_prepared(void)
 {
-	fr_hold(&hold_after_prepare, "hold_after_prepare");
-}
-
-static atomic_t hold_before_detach = ATOMIC_INIT(FR_HOLD_OFF);
-
-static int fr_set_hold_detach(const char *val, const struct kernel_param *kp)
-{
-	int n, ret = kstrtoint(val, 0, &n);
-
-	if (ret || (n != FR_HOLD_OFF && n != FR_HOLD_ARMED))
-		return -EINVAL;
-	atomic_set(&hold_before_detach, n);
-	wake_up_all(&fr_hold_wq);
-	return 0;
-}
-
-static const struct kernel_param_ops fr_hold_detach_ops = {
-	.set = fr_set_hold_detach,
-	.get = fr_param_get,
-};
-module_param_cb(hold_before_detach, &fr_hold_detach_ops, &hold_before_detach,
-		0600);
-MODULE_PARM_DESC(hold_before_detach,
-		 "1: hold the next pass that copied page tables before it detaches them, until 0 is written (tests only)");
-
-void fr_hook_copied(void)
-{
-	fr_hold(&hold_before_detach, "hold_before_detach");
+	if (atomic_cmpxchg(&hold_after_prepare, FR_HOLD_ARMED,
+			   FR_HOLD_WAITING) != FR_HOLD_ARMED)
+		return;
+	if (!wait_event_timeout(fr_hold_wq,
+				atomic_read(&hold_after_prepare) != FR_HOLD_WAITING,
+				10 * HZ))
+		pr_warn("hold_after_prepare: nobody released the hold in 10 s\n");
+	atomic_set(&hold_after_prepare, FR_HOLD_OFF);
 }
 
 static atomic_t prepare_retries = ATOMIC_INIT(0);

@@ -18,13 +18,6 @@ bool fr_hook_table_alloc_fails(void);
  * and goes on when 0 is written (or after 10 s).
  */
 void fr_hook_prepared(void);
-/*
- * hold_before_detach=1: the next pass that copied whole page tables waits
- * before it detaches them (the window in which writes through the old
- * entries set dirty bits there), reads 2 meanwhile, and goes on when 0 is
- * written (or after 10 s).
- */
-void fr_hook_copied(void);
 /* prepare_retries: how often a pass stalled and the move prepared again. */
 void fr_hook_stalled(void);
 /* pass_budget=N: passes of N units instead of @dflt (0: @dflt). */
@@ -36,10 +29,6 @@ static inline bool fr_hook_table_alloc_fails(void)
 }
 
 static inline void fr_hook_prepared(void)
-{
-}
-
-static inline void fr_hook_copied(void)
 {
 }
 
