@@ -23,6 +23,10 @@
  *                 (mremap(2) and UFFDIO_MOVE as in 7, one call per move)
  *   8 memcpy      a userspace copy of the bytes workload 3 moves: the
  *                 memory-bandwidth floor of a PTE-level move
+ *   9 realign     1 GiB - 3 MiB, src and dst 3 MiB past a 1 GiB boundary
+ *                 (congruent, 1 MiB into a PMD), holes below both: moved
+ *                 from the PMD boundary below (mremap(2) does that since
+ *                 6.7, the module everywhere)
  *
  * Each repetition sets up a fresh, touched region outside the timed
  * section, times only the move(s), and verifies every moved page's tag
@@ -106,7 +110,7 @@ struct uffdio_move {
 #define FR_BENCH_GC_ARENA_MB 1024
 #endif
 #ifndef FR_BENCH_WORKLOADS
-#define FR_BENCH_WORKLOADS "1,2,3,4,5,6,6m,7,7b1,7b64,7b1024,8"
+#define FR_BENCH_WORKLOADS "1,2,3,4,5,6,6m,7,7b1,7b64,7b1024,8,9"
 #endif
 #ifndef FR_BENCH_TRACE
 #define FR_BENCH_TRACE 1
@@ -258,7 +262,7 @@ struct frstats {
 	uint64_t module;	/* calls the module made (the others: routed to mremap(2)) */
 };
 
-/* Workloads 1-5 must measure the module: a routed or declined call is an error. */
+/* Workloads 1-5 and 9 must measure the module: a routed or declined call is an error. */
 static int need_module;
 
 /* The timed operation. Returns 0 or -errno. */
@@ -772,34 +776,41 @@ struct workload {
 	int thp, writer, mthp;
 	unsigned conts;		/* bitmask of contenders */
 	int batch;		/* K_GC: fastremap's moves per FASTREMAP_IOC_MOVE, or 0 */
+	/*
+	 * K_MOVE: the source starts this far past a 1 GiB boundary, with a
+	 * hole below it (and below the destination) back to the boundary.
+	 */
+	size_t src_off;
 };
 
 #define B(c) (1u << (c))
 static const struct workload workloads[] = {
 	{ "1", "pud", "1 GiB-aligned src and dst (PUD level)", K_MOVE, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "2", "pmd", "dst 2 MiB-aligned only (PMD level)", K_MOVE, 2 * MiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "3", "pte", "dst misaligned by 4 KiB (PTE level)", K_MOVE, 4 * KiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0 },
 	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, 4 * KiB, 0, 1, 0,
-	  B(C_FR) | B(C_MREMAP), 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "5", "thp", "THP (MADV_HUGEPAGE), dst 2 MiB-aligned", K_MOVE, 2 * MiB, 1, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, 0, 0, 0, 1,
-	  B(C_FR) | B(C_MREMAP), 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "7", "gc", "GC compaction: random 4-64 KiB runs into a to-space", K_GC, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0 },
 	{ "7b1", "gc_move1", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1", K_GC,
-	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1 },
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, 0 },
 	{ "7b64", "gc_move64", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 64", K_GC,
-	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64 },
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, 0 },
 	{ "7b1024", "gc_move1024", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1024",
-	  K_GC, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024 },
+	  K_GC, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, 0 },
 	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, 0, 0, 0, 0,
-	  B(C_MEMCPY), 0 },
+	  B(C_MEMCPY), 0, 0 },
+	{ "9", "realign", "src and dst 1 MiB into a PMD, holes below (realigned)", K_MOVE, 3 * MiB, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), .src_off = 3 * MiB },
 };
 #define NWORK (sizeof(workloads) / sizeof(workloads[0]))
 
@@ -854,7 +865,7 @@ static void pool_free(void)
 
 static int pool_ready(const struct workload *w, char *msg, size_t msz)
 {
-	size_t len = cfg.size, L = ALIGN_UP(len, GiB);
+	size_t len = cfg.size - w->src_off, L = ALIGN_UP(cfg.size, GiB);
 
 	if (pool.res) {
 		if (pool.at == pool.src)
@@ -876,6 +887,11 @@ static int pool_ready(const struct workload *w, char *msg, size_t msz)
 	/* A PROT_NONE gap keeps source and destination VMAs apart. */
 	pool.src = (char *)ALIGN_UP((uintptr_t)pool.res, GiB);
 	pool.dst = pool.src + L + GiB + w->dst_off;
+	/* Workload 9: nothing mapped between the boundary and either end. */
+	if (w->src_off &&
+	    (munmap(pool.src, w->src_off) || munmap(pool.dst - w->dst_off, w->dst_off)))
+		return fail(msg, msz, "holes below the source and target", errno);
+	pool.src += w->src_off;
 	pool.at = pool.src;
 	if (mmap(pool.src, len, PROT_READ | PROT_WRITE,
 		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | (w->thp ? 0 : MAP_POPULATE),
@@ -965,11 +981,11 @@ static int settle(int c)
 	return 0;
 }
 
-/* Workloads 1-5 and 8: one move (or copy) of cfg.size bytes. */
+/* Workloads 1-5, 8 and 9: one move (or copy) of cfg.size bytes (9: less its src_off). */
 static int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		    char *msg, size_t msz)
 {
-	size_t len = cfg.size;
+	size_t len = cfg.size - w->src_off;
 	char *src, *dst;
 	double t0, t1;
 	int err, ret = -1;

@@ -445,16 +445,57 @@ static void fr_rmap_unlock(struct vm_area_struct *vma)
 		i_mmap_unlock_write(vma->vm_file->f_mapping);
 }
 
+/*
+ * Can the move start at the PMD boundary below @addr instead, in @vma?
+ * Only if @addr is where @vma starts and no VMA lies between the boundary
+ * and @addr: then the entries there are all none, and moving them too
+ * changes nothing but lets a whole PTE table move.
+ */
+static bool fr_can_align_down(struct vm_area_struct *vma, unsigned long addr)
+{
+	if (vma->vm_start != addr)
+		return false;
+	return !find_vma_intersection(vma->vm_mm, addr & PMD_MASK, addr);
+}
+
+/*
+ * mm/mremap.c's try_realign_addr() (6.7+), on every kernel: a move whose
+ * two ends are congruent modulo PMD_SIZE but start inside a PMD, and
+ * which reaches the next PMD boundary, starts at the boundary below when
+ * nothing else is mapped there on either side, so its first PTE table
+ * moves whole rather than entry by entry. Never doing less than
+ * mremap(2) does matters beyond speed: a whole table moved keeps its
+ * entries' soft-dirty bits as they are, entries moved one by one become
+ * soft-dirty, and a checkpointer would see the difference.
+ */
+static void fr_realign(struct fr_move *m, unsigned long *old_addr,
+		       unsigned long *new_addr, unsigned long len)
+{
+	unsigned long off = *old_addr & ~PMD_MASK;
+
+	if (!off || off != (*new_addr & ~PMD_MASK) || FR_MUTANT(NO_REALIGN))
+		return;
+	if (len < PMD_SIZE - off)
+		return;
+	if (!fr_can_align_down(m->old_vma, *old_addr) ||
+	    !fr_can_align_down(m->new_vma, *new_addr))
+		return;
+	*old_addr -= off;
+	*new_addr -= off;
+}
+
 unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 			  unsigned long new_addr, unsigned long len)
 {
-	unsigned long old_end = old_addr + len, done = old_addr;
-	unsigned long prepared, stop;
+	unsigned long old_end = old_addr + len, start = old_addr;
+	unsigned long prepared, stop, done;
 	struct mmu_notifier_range range;
 	int pass, stalls = 0;
 
 	if (!len)
 		return 0;
+	fr_realign(m, &old_addr, &new_addr, len);
+	done = old_addr;
 	m->src_start = old_addr;
 	m->src_end = old_end;
 	fr_mmu_notifier_start(&range, m->old_vma, old_addr, old_end);
@@ -548,7 +589,8 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		done = stop;
 	}
 	fr_mmu_notifier_end(&range);
-	return done - old_addr;
+	/* Realigned, and stopped inside the first PMD: nothing of ours moved. */
+	return done > start ? done - start : 0;
 }
 
 /*

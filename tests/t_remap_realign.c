@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Realignment of congruent moves that start inside a PMD (issue 12, item 3).
+ *
+ * Since 6.7 mremap(2) moves [old, old + len) from the PMD boundary below
+ * old when old and new are congruent modulo 2 MiB, each is where its VMA
+ * starts, nothing is mapped between the boundary and it on either side,
+ * and the move reaches the next boundary (try_realign_addr()): the first
+ * PTE table then moves whole, and its entries keep their soft-dirty bits
+ * (entries moved one by one become soft-dirty). The module does the same
+ * on every kernel, 6.1 included.
+ *
+ * Each case builds its layout inside a reservation with holes where the
+ * PMDs below the source and the target start, fills the source (no THP),
+ * clears soft-dirty (`echo 4 > /proc/self/clear_refs`), moves it with
+ * MREMAP_FIXED, and checks the data, the module's counters (whole tables
+ * against single PTEs) and how many moved pages read soft-dirty. The same
+ * layout is moved by mremap(2) as a reference: on a kernel that realigns,
+ * both must agree page for page; on one that does not (6.1), the module
+ * still realigns, and only its own expectation is checked.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include "remap_util.h"
+
+#define PM_SOFT_DIRTY	(1ULL << 55)
+#define PM_PRESENT	(1ULL << 63)
+#define SPAN		(8 * SZ_1M)	/* the hole around each end */
+
+static int fd = -1;
+
+struct rcase {
+	const char *name;
+	size_t off;		/* start of both ends inside their PMD */
+	size_t len;
+	int src_neighbour;	/* a page mapped at the source's PMD boundary */
+	int dst_neighbour;	/* ... at the target's */
+	int realigns;		/* the module must move the first table whole */
+};
+
+static const struct rcase cases[] = {
+	{ "1 MiB into a PMD, 3 MiB", SZ_1M, 3 * SZ_1M, 0, 0, 1 },
+	{ "4 KiB into a PMD, 4 MiB - 4 KiB", PG, 4 * SZ_1M - PG, 0, 0, 1 },
+	{ "1 MiB into a PMD, exactly to the boundary", SZ_1M, SZ_1M, 0, 0, 1 },
+	{ "last page of a PMD, 2 MiB + 4 KiB", SZ_2M - PG, SZ_2M + PG, 0, 0, 1 },
+	{ "1 MiB into a PMD, 5 MiB + 12 KiB (ends inside a PMD)", SZ_1M,
+	  5 * SZ_1M + 3 * PG, 0, 0, 1 },
+	/* Where realigning would reach another mapping, or gain nothing. */
+	{ "a mapping below the source in its PMD", SZ_1M, 3 * SZ_1M, 1, 0, 0 },
+	{ "a mapping below the target in its PMD", SZ_1M, 3 * SZ_1M, 0, 1, 0 },
+	{ "ends before the boundary", SZ_1M, SZ_1M - PG, 0, 0, 0 },
+};
+
+/* Pages of [p, p+len) that pagemap shows present and soft-dirty; -1 on error. */
+static long soft_dirty_pages(const void *p, size_t len, long *present)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	long n = 0;
+
+	*present = 0;
+	if (pm < 0)
+		return -1;
+	for (size_t off = 0; off < len; off += PG) {
+		uint64_t e;
+
+		if (pread(pm, &e, sizeof(e), ((uintptr_t)p + off) / PG * 8) != sizeof(e)) {
+			close(pm);
+			return -1;
+		}
+		*present += !!(e & PM_PRESENT);
+		n += (e & PM_SOFT_DIRTY) && (e & PM_PRESENT);
+	}
+	close(pm);
+	return n;
+}
+
+static int clear_soft_dirty(void)
+{
+	return fr_write_str("/proc/self/clear_refs", "4");
+}
+
+struct result {
+	long sd;		/* soft-dirty pages at the target */
+	struct fastremap_remap r;
+};
+
+/*
+ * Lays out [hole of SPAN at A][PROT_NONE][hole of SPAN at B][PROT_NONE]
+ * inside a reservation, maps the source at A + off, fills it, and moves
+ * it to B + off. Returns 0, or -1 with *why set.
+ */
+static int run_case(const struct rcase *c, int use_module, struct result *out,
+		    const char **why)
+{
+	struct fr_area a;
+	char *base, *A, *B, *src, *dst, *res;
+	long pres;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	*why = "";
+	base = fr_reserve(3 * SPAN + 2 * SZ_2M, &a);
+	if (!base) {
+		*why = "reserve";
+		return -1;
+	}
+	A = (char *)FR_ALIGN_UP((uintptr_t)base + PG, SZ_2M);
+	B = A + SPAN + SZ_2M;
+	src = A + c->off;
+	dst = B + c->off;
+	if (munmap(A, SPAN) || munmap(B, SPAN)) {
+		*why = "holes";
+		goto out;
+	}
+	/* Read-only neighbours: they never merge with the moved mapping. */
+	if ((c->src_neighbour &&
+	     mmap(A, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) ||
+	    (c->dst_neighbour &&
+	     mmap(B, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)) {
+		*why = "neighbour";
+		goto out;
+	}
+	if (mmap(src, c->len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		*why = "source";
+		goto out;
+	}
+	/* 4 KiB pages only: whole tables against single PTEs is the point. */
+	madvise(src, c->len, MADV_NOHUGEPAGE);
+	fill_pattern(src, c->len, 71);
+	if (clear_soft_dirty() || soft_dirty_pages(src, c->len, &pres) != 0 ||
+	    pres != (long)(c->len / PG)) {
+		*why = "soft-dirty still set after clear_refs, or pages not present";
+		goto out;
+	}
+	if (use_module)
+		res = fr_remap(fd, src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       dst, &out->r);
+	else
+		res = sys_mremap(src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (res != dst) {
+		*why = strerror(errno);
+		goto out;
+	}
+	if (verify_pattern(dst, c->len, 71, 0) >= 0) {
+		*why = "wrong data at the target";
+		goto out;
+	}
+	if (!range_unmapped(src, c->len)) {
+		*why = "the source is still mapped";
+		goto out;
+	}
+	if ((c->src_neighbour && !range_mapped_as(A, PG, "r--p")) ||
+	    (c->dst_neighbour && !range_mapped_as(B, PG, "r--p"))) {
+		*why = "a neighbour changed";
+		goto out;
+	}
+	out->sd = soft_dirty_pages(dst, c->len, &pres);
+	if (out->sd < 0 || pres != (long)(c->len / PG)) {
+		*why = "pagemap of the target";
+		goto out;
+	}
+	ret = 0;
+out:
+	fr_release(&a);
+	return ret;
+}
+
+/*
+ * What the module must report: whole tables for every PMD the (realigned)
+ * range covers entirely, single PTEs for the pages of partial PMDs; and
+ * which pages end up soft-dirty (those moved one by one).
+ */
+static void expect(const struct rcase *c, uint64_t *pmd, uint64_t *pte)
+{
+	size_t start = c->realigns ? 0 : c->off, end = c->off + c->len;
+
+	*pmd = 0;
+	*pte = 0;
+	while (start < end) {
+		size_t next = (start + SZ_2M) & ~(SZ_2M - 1);
+
+		if (!(start % SZ_2M) && next <= end) {
+			(*pmd)++;
+		} else {
+			size_t e = next < end ? next : end;
+			size_t s = start > c->off ? start : c->off;
+
+			*pte += (e - s) / PG;
+		}
+		start = next;
+	}
+}
+
+static void test_case(const struct rcase *c)
+{
+	struct result fr, mr;
+	const char *why, *mwhy;
+	uint64_t pmd, pte;
+	int fr_err = run_case(c, 1, &fr, &why);
+	int mr_err = run_case(c, 0, &mr, &mwhy);
+
+	if (!tap_ok(!fr_err, "%s: the module's move%s%s", c->name,
+		    *why ? ": " : "", why))
+		return;
+	if (mr_err) {
+		tap_skip_test(mwhy, "%s: mremap(2) reference", c->name);
+		return;
+	}
+	expect(c, &pmd, &pte);
+	/* Soft-dirty pages are exactly the ones moved as single PTEs. */
+	tap_ok(fr.sd == (long)pte,
+	       "%s: %ld moved pages soft-dirty, want %llu (mremap(2) on this kernel: %ld)",
+	       c->name, fr.sd, (unsigned long long)pte, mr.sd);
+	if (mr.sd == (long)pte || !c->realigns)
+		tap_ok(fr.sd == mr.sd, "%s: as mremap(2): %ld soft-dirty pages",
+		       c->name, mr.sd);
+	else
+		tap_diag("%s: mremap(2) on this kernel does not realign (%ld soft-dirty pages)",
+			 c->name, mr.sd);
+	if (!fr_counted(&fr.r))
+		return;
+	tap_ok(fr.r.moved_pmd == pmd && fr.r.moved_pte == pte &&
+	       fr.r.moved_pud == 0 && fr.r.moved_thp == 0 && fr.r.tlb_flushes == 1,
+	       "%s: pud/pmd/thp/pte %llu/%llu/%llu/%llu, want 0/%llu/0/%llu, flushes %llu",
+	       c->name, (unsigned long long)fr.r.moved_pud,
+	       (unsigned long long)fr.r.moved_pmd, (unsigned long long)fr.r.moved_thp,
+	       (unsigned long long)fr.r.moved_pte, (unsigned long long)pmd,
+	       (unsigned long long)pte, (unsigned long long)fr.r.tlb_flushes);
+}
+
+int main(int argc, char **argv)
+{
+	char *fresh;
+	long pres;
+
+	fr_parse_args(&argc, argv);
+	fd = fr_open();
+	if (!tap_ok(fd >= 0, "open the device"))
+		return tap_done();
+	if (access("/proc/self/clear_refs", W_OK) || clear_soft_dirty()) {
+		tap_skip_test("no clear_refs", "realignment");
+		return tap_done();
+	}
+	fresh = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fresh == MAP_FAILED)
+		return tap_done();
+	*(volatile char *)fresh = 1;
+	if (soft_dirty_pages(fresh, PG, &pres) != 1) {
+		tap_skip_test("the kernel does not track soft-dirty", "realignment");
+		return tap_done();
+	}
+	munmap(fresh, PG);
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++)
+		test_case(&cases[k]);
+	return tap_done();
+}
