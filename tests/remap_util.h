@@ -111,6 +111,17 @@ static inline int fr_open(void)
 }
 
 /* The raw mremap syscall: all five arguments passed as given. */
+/*
+ * fork(2) without the C library (no atfork handlers, no locks of its
+ * own). arm64 has no fork system call: clone(SIGCHLD) is fork on every
+ * architecture, and with the other arguments zero their order (which
+ * differs) does not matter.
+ */
+static inline pid_t fr_raw_fork(void)
+{
+	return syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+}
+
 static inline void *sys_mremap(void *old, size_t old_size, size_t new_size,
 			       unsigned int flags, void *new_addr)
 {
