@@ -40,6 +40,9 @@ if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" $(fr_kmake_args) FR_
 fi
 cp "$stage/module/fastremap.ko" "$out/fastremap.ko"
 cp "$stage/module/compat-generated.h" "$out/compat-generated.h"
+# The kernel's configuration, with which check-ko.sh and check-decls.sh
+# expand symlist.h as this build did.
+cp "$(fr_kroot "$suite")/usr/src/linux-headers-$kver/include/generated/autoconf.h" "$out/autoconf.h"
 echo "$kver" >"$out/kver"
 grep -E 'warning:' "$out/build.log" >&2 && fr_die "$suite: compiler warnings" || true
 fr_log "$suite: built fastremap.ko for $kver"

@@ -100,6 +100,27 @@ fr_kdir() {
 	fi
 }
 
+# Prints symlist.h's entries as the module's build for SUITE expanded
+# them (its probes' answers and its kernel's configuration), with
+# DECLARE_STATIC_CALL(name, type) defined as DEFINITION.
+fr_expand_symlist() {
+	local dir=$1 definition=$2
+	{
+		printf '#include "%s"
+' "$(realpath "$dir/autoconf.h")"
+		# asm-generic/pgtable-nop4d.h's, where the kernel has 4 levels.
+		printf '#if CONFIG_PGTABLE_LEVELS < 5
+#define __PAGETABLE_P4D_FOLDED 1
+#endif
+'
+		printf '#include "%s"
+' "$(realpath "$dir/compat-generated.h")"
+		printf '#define DECLARE_STATIC_CALL(name, type) %s
+#include "symlist.h"
+' "$definition"
+	} | cpp -P -I "$FR_TOP/module" -
+}
+
 # make's variables for userspace and the test programs for FR_ARCH.
 fr_cc_args() {
 	fr_is_arm64 && printf '%s\n' CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar

@@ -82,14 +82,16 @@ skips_file="$FR_TOP/tests/expected-skips"
 declare -A skip_seen=()
 trim() { local v=$1; v=${v#"${v%%[![:space:]]*}"}; printf '%s' "${v%"${v##*[![:space:]]}"}"; }
 # skip_entries SUITE: "LINE<TAB>PROGRAM<TAB>DESCRIPTION" for the suite.
+# The arm64 lane's suites are SUITE-arm64 there.
 skip_entries() {
-	local n=0 line su pr de rest
+	local n=0 line su pr de rest key=$1
+	fr_is_arm64 && [ "$key" != host ] && key="$key-arm64"
 	while IFS= read -r line || [ -n "$line" ]; do
 		n=$((n + 1))
 		case $line in '#'* | '') continue ;; esac
 		IFS='|' read -r su pr de rest <<<"$line"
 		su=$(trim "$su")
-		case ",$su," in *",$1,"* | ',*,') ;; *) continue ;; esac
+		case ",$su," in *",$key,"* | ',*,') ;; *) continue ;; esac
 		printf '%s\t%s\t%s\n' "$n" "$(trim "$pr")" "$(trim "$de")"
 	done <"$skips_file"
 }
@@ -149,8 +151,10 @@ report_unused_skips() {
 stats() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 } END { print s + 0 }'; }
 
 finish_suite() { # finish_suite NAME
-	echo "# $1: $s_pass passed, $s_fail failed, $s_skip skipped"
-	summary+=("$1: $s_pass passed, $s_fail failed, $s_skip skipped")
+	local name=$1
+	fr_is_arm64 && [ "$name" != host ] && name="$name-arm64"
+	echo "# $name: $s_pass passed, $s_fail failed, $s_skip skipped"
+	summary+=("$name: $s_pass passed, $s_fail failed, $s_skip skipped")
 	tot_pass=$((tot_pass + s_pass)) tot_fail=$((tot_fail + s_fail))
 	tot_skip=$((tot_skip + s_skip))
 }
