@@ -142,12 +142,14 @@ fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
 fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ]; }
 
 # Whether a suite's module is built by this host's own compiler (no chroot).
-fr_on_host() { [ "$1" = bookworm ] || [ "$1" = "$FR_DEBUG_SUITE" ]; }
+# Not for arm64: Debian 12's cross gcc and gcc-multilib (the host's i386
+# build test) conflict, so arm64 builds run in a bookworm chroot as well.
+fr_on_host() { { [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ]; }
 
 # The filesystem root whose kernel and headers a suite uses.
 fr_root() {
 	case $1 in
-	bookworm) echo / ;;
+	bookworm) if fr_is_arm64; then fr_chroot_dir bookworm; else echo /; fi ;;
 	"$FR_DEBUG_SUITE") fr_debug_root ;;
 	*) fr_chroot_dir "$1" ;;
 	esac
@@ -187,8 +189,19 @@ fr_in_root() {
 		h="$(fr_kroot "$suite")/usr/src/linux-headers-$k"
 		[ -d "$h" ] && mkdir -p "$r/usr/src/linux-headers-$k" || h=
 	fi
+	# arm64: and this checkout at its own path (the test programs are
+	# cross-built in a chroot).
+	local top=
+	if fr_is_arm64; then
+		top=$FR_TOP
+		mkdir -p "$r$top"
+	fi
 	unshare --mount --propagation private -- sh -c \
 		'mount -t proc proc "$0/proc" &&
-		{ [ -z "$1" ] || mount --bind "$1" "$0$2"; } && shift 2 && exec chroot "$0" "$@"' \
-		"$r" "$h" "/usr/src/linux-headers-${k:-}" "$@"
+		{ [ -z "$1" ] || mount --bind "$1" "$0$2"; } &&
+		{ [ -z "$3" ] || mount --bind "$3" "$0$3"; } && shift 3 && exec chroot "$0" "$@"' \
+		"$r" "$h" "/usr/src/linux-headers-${k:-}" "$top" "$@"
 }
+
+# The build root in which the arm64 test programs are cross-built.
+FR_ARM64_PROGRAMS_ROOT=bookworm

@@ -125,18 +125,30 @@ make_arm64() {
 	fi
 	gcc=$(sed -n 's/^CC = .*\(gcc-[0-9]*\)$/\1/p' "$dir/usr/src/linux-headers-$abi-arm64/.kernelvariables")
 	[ -n "$gcc" ] || fr_die "$suite: which gcc built the arm64 kernel?"
-	if ! fr_in_root "$suite" sh -c "command -v aarch64-linux-gnu-$gcc" >/dev/null; then
-		fr_on_host "$suite" && fr_die "no aarch64-linux-gnu-$gcc: run scripts/deps.sh"
+	# The programs' C library too (they are built in the bookworm chroot).
+	if ! fr_in_root "$suite" sh -c "command -v aarch64-linux-gnu-$gcc && test -d /usr/aarch64-linux-gnu/include" >/dev/null; then
 		fr_log "$suite chroot: adding the cross compiler $gcc-aarch64-linux-gnu"
 		fr_in_root "$suite" sh -c "apt-get -o Acquire::Check-Valid-Until=false update -q >/dev/null &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $gcc-aarch64-linux-gnu >/dev/null" ||
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+				$gcc-aarch64-linux-gnu gcc-aarch64-linux-gnu libc6-dev-arm64-cross make >/dev/null" ||
 			fr_die "$suite chroot: cannot install $gcc-aarch64-linux-gnu"
 	fi
 }
 
+# arm64: the chroot the test programs are built in, whatever the suites.
+if fr_is_arm64; then
+	make_chroot "$FR_ARM64_PROGRAMS_ROOT"
+	make_arm64 "$FR_ARM64_PROGRAMS_ROOT"
+fi
 for s in $FR_SUITES; do
 	case $s in
 	bookworm)
+		if fr_is_arm64; then
+			make_chroot bookworm
+			make_arm64 bookworm
+			fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
+			continue
+		fi
 		[ -n "$(fr_kver /)" ] && [ -d "/lib/modules/$(fr_kver /)/build" ] ||
 			fr_die "bookworm kernel or headers missing: run scripts/deps.sh"
 		;;

@@ -164,8 +164,18 @@ reports=()
 unused_skips=()
 fr_log "building userspace and test programs"
 # WERROR=1: warnings fail the project's own build (not a packager's; see userspace/Makefile).
-# shellcheck disable=SC2046
-if ! make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" $(fr_cc_args) tests >"$results/build-tests.log" 2>&1; then
+# arm64: cross-built in a chroot (Debian 12's cross gcc conflicts with the
+# host's gcc-multilib).
+build_tests() {
+	if fr_is_arm64; then
+		# shellcheck disable=SC2046
+		fr_in_root "$FR_ARM64_PROGRAMS_ROOT" make -C "$FR_TOP" --no-print-directory WERROR=1 \
+			BUILD="$FR_BUILD" $(fr_cc_args) tests
+	else
+		make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" tests
+	fi
+}
+if ! build_tests >"$results/build-tests.log" 2>&1; then
 	tail -n 30 "$results/build-tests.log"
 	echo "0 passed, 1 failed"
 	exit 1
