@@ -20,7 +20,9 @@ n=0 fail=0
 # The source files, extracted once per kernel into the cache (the package
 # is fetched once with apt-get download inside the suite's root; Debian
 # 12's comes from scripts/deps.sh).
-src="$FR_CACHE/kernel-decls/$kver"
+# (arm64's kernel of a suite is the amd64 one's source: one cache for both.)
+src="$FR_CACHE/kernel-decls/${kver%-arm64}"
+[ "$src" = "$FR_CACHE/kernel-decls/$kver" ] || src="$src-amd64"
 if [ ! -e "$src/.done" ]; then
 	fr_log "$suite: extracting declarations from linux-source-$mm (once)"
 	rm -rf "$src" && mkdir -p "$src"

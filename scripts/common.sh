@@ -204,4 +204,4 @@ fr_in_root() {
 }
 
 # The build root in which the arm64 test programs are cross-built.
-FR_ARM64_PROGRAMS_ROOT=bookworm
+FR_ARM64_PROGRAMS_ROOT=${FASTREMAP_ARM64_PROGRAMS_ROOT:-bookworm}
