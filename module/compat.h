@@ -129,6 +129,25 @@ typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry);
 
 #include "symbols.h"
 
+/* Folded (arm64's four levels have no P4D), it is mm.h's inline. */
+static inline int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd,
+			       unsigned long addr)
+{
+#if defined(__PAGETABLE_P4D_FOLDED)
+	return __p4d_alloc(mm, pgd, addr);
+#else
+	return fr_call(__p4d_alloc, mm, pgd, addr);
+#endif
+}
+
+/* A PTE reclaim cleared with its flush still pending must not move. */
+static inline void fr_flush_tlb_batched_pending(struct mm_struct *mm)
+{
+#if defined(CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH)
+	fr_call(flush_tlb_batched_pending, mm);
+#endif
+}
+
 static inline struct vm_area_struct *
 fr_copy_vma(struct vm_area_struct **vmap, unsigned long addr,
 	    unsigned long len, pgoff_t pgoff, bool *need_rmap_locks,

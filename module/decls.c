@@ -11,6 +11,8 @@
 #include <asm/tlbflush.h>
 #include "compat.h"
 
+#if defined(CONFIG_X86_64)
 static_assert(__builtin_types_compatible_p(typeof(flush_tlb_mm_range),
 					   fr_flush_tlb_mm_range_fn),
 	      "compat.h's flush_tlb_mm_range() differs from asm/tlbflush.h's");
+#endif

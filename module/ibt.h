@@ -24,6 +24,8 @@ enum fr_entry {
 	FR_ENTRY_PLAIN,		/* no ENDBR: a kernel built without IBT */
 	FR_ENTRY_ENDBR,		/* ENDBR64 (or ENDBR32): may be called indirectly */
 	FR_ENTRY_SEALED,	/* the seal poison: direct calls only */
+	FR_ENTRY_BTI_C,		/* arm64: BTI c or BTI jc, a landing pad for BLR */
+	FR_ENTRY_PACSP,		/* arm64: PACIASP/PACIBSP, an implicit BTI c */
 };
 
 static inline int fr_bytes_are(const unsigned char *b, unsigned char b0,
@@ -33,9 +35,34 @@ static inline int fr_bytes_are(const unsigned char *b, unsigned char b0,
 	return b[0] == b0 && b[1] == b1 && b[2] == b2 && b[3] == b3;
 }
 
+/*
+ * arm64 (BTI, CONFIG_ARM64_BTI_KERNEL): an indirect call (BLR) must land
+ * on BTI c, BTI jc, or PACIASP/PACIBSP, which are implicit BTI c
+ * landing pads (the kernel leaves SCTLR_EL1.BT1 clear). Anything else
+ * faults where the CPU enforces BTI. arm64 kernels never seal: what the
+ * compiler emitted is what runs. @insn: the first four bytes, little
+ * endian.
+ */
+static inline enum fr_entry fr_bti_entry_kind(const unsigned char *insn)
+{
+	unsigned int w = insn[0] | insn[1] << 8 | insn[2] << 16 |
+			 (unsigned int)insn[3] << 24;
+
+	/* hint #34 (bti c), hint #38 (bti jc) */
+	if (w == 0xd503245f || w == 0xd50324df)
+		return FR_ENTRY_BTI_C;
+	/* hint #25 (paciasp), hint #27 (pacibsp) */
+	if (w == 0xd503233f || w == 0xd503237f)
+		return FR_ENTRY_PACSP;
+	return FR_ENTRY_PLAIN;
+}
+
 /* @insn: the first four bytes at a function's address. */
 static inline enum fr_entry fr_entry_kind(const unsigned char *insn)
 {
+#ifdef __aarch64__
+	return fr_bti_entry_kind(insn);
+#endif
 	/* endbr64 f3 0f 1e fa; endbr32 f3 0f 1e fb (is_endbr() takes both) */
 	if (fr_bytes_are(insn, 0xf3, 0x0f, 0x1e, 0xfa) ||
 	    fr_bytes_are(insn, 0xf3, 0x0f, 0x1e, 0xfb))
@@ -54,6 +81,10 @@ static inline const char *fr_entry_name(enum fr_entry e)
 		return "endbr";
 	case FR_ENTRY_SEALED:
 		return "sealed";
+	case FR_ENTRY_BTI_C:
+		return "bti-c";
+	case FR_ENTRY_PACSP:
+		return "pacsp";
 	default:
 		return "plain";
 	}

@@ -733,7 +733,7 @@ static int fr_move_batch(struct fr_batch *b)
 		if (b->anon_vma)
 			anon_vma_lock_write(b->anon_vma);
 		/* A PTE reclaim cleared with its flush still pending must not move. */
-		fr_call(flush_tlb_batched_pending, b->mm);
+		fr_flush_tlb_batched_pending(b->mm);
 		ret = fr_move_locked(b);
 		/*
 		 * The flush, one per pass: until it completes other CPUs may

@@ -35,6 +35,7 @@
 #include <linux/mmu_notifier.h>
 #include <asm/pgalloc.h>
 #include "compat.h"
+#include "arch.h"
 #include "symbols.h"
 #include "pgmove.h"
 #include "hot.h"
@@ -128,7 +129,7 @@ static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
 
 	if (pgd_none(*pgd)) {
 		if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
-		    fr_call(__p4d_alloc, m->mm, pgd, addr))
+		    fr_p4d_alloc(m->mm, pgd, addr))
 			return NULL;
 		fr_allocated(m, addr, PGDIR_SIZE);
 	}
@@ -185,7 +186,7 @@ static void fr_move_pud(struct fr_move *m, pud_t *old_pud, pud_t *new_pud)
 	fr_lock2(old_ptl, new_ptl);
 	pud = *old_pud;
 	pud_clear(old_pud);
-	pud_populate(m->mm, new_pud, pud_pgtable(pud));
+	fr_arch_pud_move(m->mm, new_pud, pud);
 	fr_unlock2(old_ptl, new_ptl);
 	m->stats.pud++;
 	m->moved = true;
@@ -525,7 +526,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 */
 		fr_rmap_lock(m->old_vma);
 		/* A PTE reclaim cleared with its flush still pending must not move. */
-		fr_call(flush_tlb_batched_pending, m->mm);
+		fr_flush_tlb_batched_pending(m->mm);
 		stop = fr_walk(m, FR_MOVE, done, prepared,
 			       new_addr + (done - old_addr));
 		/*
@@ -561,10 +562,10 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		 */
 		if (m->moved) {
 			if (!FR_MUTANT(NO_FLUSH))
-				fr_call(flush_tlb_mm_range, m->mm, done,
-					FR_MUTANT(FLUSH_2M) ?
-					min(stop, done + PMD_SIZE) : stop,
-					PAGE_SHIFT, true);
+				fr_arch_flush_moved(m->old_vma, done,
+						    FR_MUTANT(FLUSH_2M) ?
+						    min(stop, done + PMD_SIZE) :
+						    stop);
 			m->stats.flushes++;
 			m->moved = false;
 		}
@@ -638,6 +639,6 @@ void fr_flush_moved(struct mm_struct *mm, unsigned long start,
 		    unsigned long end, struct fr_move_stats *stats)
 {
 	if (!FR_MUTANT(NO_FLUSH))
-		fr_call(flush_tlb_mm_range, mm, start, end, PAGE_SHIFT, false);
+		fr_arch_flush_mm_range(mm, start, end);
 	stats->flushes++;
 }

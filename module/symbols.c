@@ -16,6 +16,9 @@
 #include <linux/moduleparam.h>
 #include <linux/uaccess.h>
 #include <linux/sysfs.h>
+#include <linux/fs.h>
+#include <linux/sysctl.h>
+#include <linux/mman.h>
 #include "compat.h"
 #include "ibt.h"
 
@@ -28,7 +31,9 @@ struct fr_symbols fr_sym __ro_after_init;
  * call does is decided by the patched text, which is read-only anyway.
  */
 DEFINE_STATIC_CALL_NULL(fr_sc_kallsyms_lookup_name, kallsyms_lookup_name);
+#if !defined(__PAGETABLE_P4D_FOLDED)
 DEFINE_STATIC_CALL_NULL(fr_sc___p4d_alloc, __p4d_alloc);
+#endif
 DEFINE_STATIC_CALL_NULL(fr_sc___pud_alloc, __pud_alloc);
 DEFINE_STATIC_CALL_NULL(fr_sc___pmd_alloc, __pmd_alloc);
 DEFINE_STATIC_CALL_NULL(fr_sc___pte_alloc, __pte_alloc);
@@ -46,9 +51,13 @@ DEFINE_STATIC_CALL_NULL(fr_sc_split_folio_to_list, split_folio_to_list);
 DEFINE_STATIC_CALL_NULL(fr_sc_split_huge_page_to_list,
 			split_huge_page_to_list);
 #endif
+#if defined(CONFIG_X86_64)
 DEFINE_STATIC_CALL_NULL(fr_sc_flush_tlb_mm_range, fr_flush_tlb_mm_range_fn);
+#endif
+#if defined(CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH)
 DEFINE_STATIC_CALL_NULL(fr_sc_flush_tlb_batched_pending,
 			fr_flush_tlb_batched_pending_fn);
+#endif
 DEFINE_STATIC_CALL_NULL(fr_sc___mmu_notifier_invalidate_range_start,
 			__mmu_notifier_invalidate_range_start);
 DEFINE_STATIC_CALL_NULL(fr_sc___mmu_notifier_invalidate_range_end,
@@ -62,6 +71,57 @@ DEFINE_STATIC_CALL_NULL(fr_sc_security_vm_enough_memory_mm,
 DEFINE_STATIC_CALL_NULL(fr_sc_unlink_anon_vmas, fr_unlink_anon_vmas_fn);
 #if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
 DEFINE_STATIC_CALL_NULL(fr_sc___get_unmapped_area, __get_unmapped_area);
+#endif
+
+#if defined(CONFIG_ARM64) && defined(CONFIG_ARM64_MTE)
+DEFINE_STATIC_CALL_NULL(fr_sc_mte_sync_tags, mte_sync_tags);
+#define FR_FWD_MTE_SYNC_TAGS 1
+#endif
+#if defined(CONFIG_ARM64) && defined(CONFIG_ARM64_ERRATUM_4193714)
+DEFINE_STATIC_CALL_NULL(fr_sc_sme_do_dvmsync, sme_do_dvmsync);
+#define FR_FWD_SME_DO_DVMSYNC 1
+#endif
+#if defined(CONFIG_ARM64) && defined(CONFIG_MMU_NOTIFIER) && \
+	defined(FR_HAVE_MMU_NOTIFIER_ARCH_SECONDARY_TLBS)
+DEFINE_STATIC_CALL_NULL(fr_sc___mmu_notifier_arch_invalidate_secondary_tlbs,
+			__mmu_notifier_arch_invalidate_secondary_tlbs);
+#define FR_FWD_MMU_NOTIFIER_ARCH 1
+#endif
+
+#ifdef CONFIG_ARM64
+/*
+ * arm64's set_pte_at() and flush_tlb_range() are inlines that call
+ * functions the kernel does not export. The module defines each such name
+ * itself, as a forwarder: it loads what the function's static call key
+ * holds (the generic static call's pointer, set and checked at load) and
+ * branches there with BR x16, which BTI lets land on BTI c and PACIASP
+ * alike. The link register is untouched, so the kernel's function returns
+ * straight to the inline's caller, with the caller's arguments as they
+ * were: the forwarder needs no prototype, whatever the kernel's is.
+ */
+#define FR_FORWARDER(fn)						\
+	asm(".pushsection .text, \"ax\"\n"				\
+	    ".globl " #fn "\n"						\
+	    ".type " #fn ", %function\n"				\
+	    ".balign 8\n"						\
+	    #fn ":\n"							\
+	    "	hint	34\n"	/* bti c: it is called, if directly */	\
+	    "	ldr	x16, 1f\n"					\
+	    "	ldr	x16, [x16]\n"					\
+	    "	br	x16\n"						\
+	    "	.balign	8\n"						\
+	    "1:	.quad	" __stringify(STATIC_CALL_KEY(fr_sc_##fn)) "\n" \
+	    ".size " #fn ", . - " #fn "\n"				\
+	    ".popsection\n")
+#ifdef FR_FWD_MTE_SYNC_TAGS
+FR_FORWARDER(mte_sync_tags);
+#endif
+#ifdef FR_FWD_SME_DO_DVMSYNC
+FR_FORWARDER(sme_do_dvmsync);
+#endif
+#ifdef FR_FWD_MMU_NOTIFIER_ARCH
+FR_FORWARDER(__mmu_notifier_arch_invalidate_secondary_tlbs);
+#endif
 #endif
 
 struct fr_fn {
@@ -79,7 +139,9 @@ struct fr_fn {
 /* kallsyms_lookup_name first: it resolves the others. */
 static const struct fr_fn fr_fns[] = {
 	FR_FN(kallsyms_lookup_name),
+#if !defined(__PAGETABLE_P4D_FOLDED)
 	FR_FN(__p4d_alloc),
+#endif
 	FR_FN(__pud_alloc),
 	FR_FN(__pmd_alloc),
 	FR_FN(__pte_alloc),
@@ -93,8 +155,12 @@ static const struct fr_fn fr_fns[] = {
 #else
 	FR_FN(split_huge_page_to_list),
 #endif
+#if defined(CONFIG_X86_64)
 	FR_FN(flush_tlb_mm_range),
+#endif
+#if defined(CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH)
 	FR_FN(flush_tlb_batched_pending),
+#endif
 	FR_FN(__mmu_notifier_invalidate_range_start),
 	FR_FN(__mmu_notifier_invalidate_range_end),
 	FR_FN(copy_vma),
@@ -105,6 +171,15 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(unlink_anon_vmas),
 #if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
 	FR_FN(__get_unmapped_area),
+#endif
+#ifdef FR_FWD_MTE_SYNC_TAGS
+	FR_FN(mte_sync_tags),
+#endif
+#ifdef FR_FWD_SME_DO_DVMSYNC
+	FR_FN(sme_do_dvmsync),
+#endif
+#ifdef FR_FWD_MMU_NOTIFIER_ARCH
+	FR_FN(__mmu_notifier_arch_invalidate_secondary_tlbs),
 #endif
 };
 
@@ -119,6 +194,106 @@ static struct {
 /* The module's other static call sites (the kernel's cond_resched...). */
 static unsigned int fr_foreign_sites __ro_after_init;
 
+#ifndef CONFIG_KALLSYMS_ALL
+/*
+ * Without CONFIG_KALLSYMS_ALL (Debian 12's arm64 kernel) kallsyms knows
+ * functions only. Each datum is then found at load by watching an
+ * exported function receive its address: a kprobe on that function,
+ * armed for this task alone, while the module makes the kernel call it
+ * once with the datum (fr_catch_*() below).
+ */
+struct fr_catch {
+	struct kprobe kp;
+	struct task_struct *task;
+	unsigned long (*pick)(struct pt_regs *regs);
+	unsigned long found;
+};
+
+static int fr_catch_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct fr_catch *c = container_of(kp, struct fr_catch, kp);
+
+	if (c->task == current && !c->found)
+		c->found = c->pick(regs);
+	return 0;
+}
+
+/* Runs @call with a kprobe on @fn; what @pick took from its arguments. */
+static unsigned long fr_catch(const char *fn,
+			      unsigned long (*pick)(struct pt_regs *regs),
+			      void (*call)(void))
+{
+	struct fr_catch c = {
+		.kp = { .symbol_name = fn, .pre_handler = fr_catch_pre },
+		.task = current,
+		.pick = pick,
+	};
+
+	if (register_kprobe(&c.kp) < 0)
+		return 0;
+	call();
+	unregister_kprobe(&c.kp);
+	return c.found;
+}
+
+/* vm_memory_committed() sums vm_committed_as with __percpu_counter_sum(). */
+static unsigned long fr_pick_arg0(struct pt_regs *regs)
+{
+	return regs_get_kernel_argument(regs, 0);
+}
+
+static void fr_call_vm_memory_committed(void)
+{
+	vm_memory_committed();
+}
+
+/* Reading vm.max_map_count hands proc_dointvec_minmax() its table. */
+static unsigned long fr_pick_max_map_count(struct pt_regs *regs)
+{
+	const struct ctl_table *t = (void *)regs_get_kernel_argument(regs, 0);
+
+	return t && t->procname && !strcmp(t->procname, "max_map_count") ?
+	       (unsigned long)t->data : 0;
+}
+
+static void fr_read_max_map_count(void)
+{
+	struct file *f = filp_open("/proc/sys/vm/max_map_count", O_RDONLY, 0);
+	char buf[16];
+	loff_t pos = 0;
+
+	if (IS_ERR(f))
+		return;
+	kernel_read(f, buf, sizeof(buf), &pos);
+	filp_close(f, NULL);
+}
+
+/*
+ * vm_committed_as_batch only bounds how far the per-CPU parts of the
+ * counter may drift from its total; a batch of 0 adds to the total at
+ * once, which is exact (and costs a lock per move, not per page).
+ */
+static s32 fr_exact_batch;
+
+static unsigned long fr_data_fallback(const char *name)
+{
+	if (!strcmp(name, "vm_committed_as"))
+		return fr_catch("__percpu_counter_sum", fr_pick_arg0,
+				fr_call_vm_memory_committed);
+	if (!strcmp(name, "sysctl_max_map_count"))
+		return fr_catch("proc_dointvec_minmax", fr_pick_max_map_count,
+				fr_read_max_map_count);
+	if (!strcmp(name, "vm_committed_as_batch"))
+		return (unsigned long)&fr_exact_batch;
+	return 0;
+}
+#else
+static unsigned long fr_data_fallback(const char *name)
+{
+	return 0;
+}
+#endif
+
 #define FR_DATA(sym) { #sym, offsetof(struct fr_symbols, sym) }
 
 static const struct {
@@ -129,6 +304,9 @@ static const struct {
 	FR_DATA(vm_committed_as_batch),
 	FR_DATA(sysctl_max_map_count),
 };
+
+/* How each datum was found, for the sysfs report. */
+static bool fr_data_caught[ARRAY_SIZE(fr_data)] __ro_after_init;
 
 #ifdef FR_TEST_HOOKS
 /*
@@ -255,6 +433,35 @@ static int fr_resolve_resolver(void)
 	return 0;
 }
 
+#ifdef CONFIG_ARM64
+/*
+ * arm64's load-time self-check: each generic static call is a call
+ * through its key's pointer (symbols.h), so every key must hold the
+ * function resolved for it, and, on a kernel built for BTI, every
+ * function must start with a landing pad for a call: else a CPU that
+ * enforces BTI faults on the first call, as IBT would on x86.
+ */
+static int fr_selfcheck(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fr_fns); i++) {
+		if ((unsigned long)READ_ONCE(fr_fns[i].key->func) !=
+		    fr_fn_state[i].addr) {
+			pr_err("%s: its static call does not point at it\n",
+			       fr_fns[i].name);
+			return -ENOEXEC;
+		}
+		if (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) &&
+		    fr_fn_state[i].entry == FR_ENTRY_PLAIN) {
+			pr_err("%s at %pS has no BTI landing pad: calling it through a pointer would fault\n",
+			       fr_fns[i].name, (void *)fr_fn_state[i].addr);
+			return -ENOEXEC;
+		}
+	}
+	return 0;
+}
+#else
 /* Is the branch patched at @at (@insn) a direct branch to @want? */
 static bool fr_branches_to(const u8 *insn, unsigned long at,
 			   unsigned long want, bool *thunked)
@@ -348,6 +555,7 @@ static int fr_selfcheck(void)
 	}
 	return fr_check_sites();
 }
+#endif
 
 int __init fr_symbols_resolve(void)
 {
@@ -363,6 +571,10 @@ int __init fr_symbols_resolve(void)
 	for (i = 0; i < ARRAY_SIZE(fr_data); i++) {
 		unsigned long addr = fr_lookup(fr_data[i].name);
 
+		if (!addr) {
+			addr = fr_data_fallback(fr_data[i].name);
+			fr_data_caught[i] = addr;
+		}
 		if (!addr) {
 			pr_err("internal kernel symbol %s not found: this kernel is not supported\n",
 			       fr_data[i].name);
@@ -390,19 +602,29 @@ ssize_t fr_symbols_show(char *buf, size_t size)
 	for (i = 0; i < ARRAY_SIZE(fr_fns); i++)
 		sites += fr_fn_state[i].sites;
 	/* Without it the module is not loaded: this file exists only after. */
-	len += scnprintf(buf + len, size - len,
-			 "self-check passed: %zu functions, %u call sites, all direct; %u other static call sites\n",
-			 ARRAY_SIZE(fr_fns), sites, fr_foreign_sites);
+	if (IS_ENABLED(CONFIG_ARM64))
+		len += scnprintf(buf + len, size - len,
+				 "self-check passed: %zu functions, each through its key's pointer to it, %s\n",
+				 ARRAY_SIZE(fr_fns),
+				 IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) ?
+				 "all with a BTI landing pad" :
+				 "no BTI in this kernel");
+	else
+		len += scnprintf(buf + len, size - len,
+				 "self-check passed: %zu functions, %u call sites, all direct; %u other static call sites\n",
+				 ARRAY_SIZE(fr_fns), sites, fr_foreign_sites);
 	for (i = 0; i < ARRAY_SIZE(fr_fns); i++)
 		len += scnprintf(buf + len, size - len,
-				 "%s entry=%s call=direct sites=%u%s%s\n",
+				 "%s entry=%s call=%s sites=%u%s%s\n",
 				 fr_fns[i].name,
 				 fr_entry_name(fr_fn_state[i].entry),
+				 IS_ENABLED(CONFIG_ARM64) ? "pointer" : "direct",
 				 fr_fn_state[i].sites,
 				 fr_fn_state[i].thunked ? " thunked" : "",
 				 i == 0 ? " found=kprobe" : "");
 	for (i = 0; i < ARRAY_SIZE(fr_data); i++)
 		len += scnprintf(buf + len, size - len,
-				 "%s entry=data call=none\n", fr_data[i].name);
+				 "%s entry=data call=none%s\n", fr_data[i].name,
+				 fr_data_caught[i] ? " found=caught" : "");
 	return len;
 }

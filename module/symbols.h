@@ -10,6 +10,13 @@
  * through a pointer, on any CPU, and a CPU that enforces IBT faults on an
  * indirect call to one; a direct call is never checked. So no function
  * pointer to kernel text is ever called here.
+ *
+ * arm64 has static calls only with clang's kCFI (7.x), which Debian's
+ * gcc-built kernels lack: there the generic static call is a call through
+ * the key's pointer (BLR). Pointer authentication signs return addresses
+ * only, so it does not care; BTI (CONFIG_ARM64_BTI_KERNEL, enforced where
+ * the CPU has it) faults unless the target starts with a landing pad for
+ * a call, which the load-time self-check verifies for every function.
  */
 #ifndef FASTREMAP_SYMBOLS_H
 #define FASTREMAP_SYMBOLS_H
@@ -21,9 +28,9 @@
 #include <linux/static_call.h>
 #include "symlist.h"
 
-#if !defined(CONFIG_HAVE_STATIC_CALL)
-/* The generic static call is a call through a pointer. */
-#error "fastremap needs an architecture with static calls (x86-64)"
+#if !defined(CONFIG_HAVE_STATIC_CALL) && !defined(CONFIG_ARM64)
+/* The generic static call is a call through a pointer: IBT would fault. */
+#error "fastremap needs static calls (x86-64), or arm64's BTI landing pads"
 #endif
 
 /*

@@ -20,7 +20,10 @@
 DECLARE_STATIC_CALL(fr_sc_kallsyms_lookup_name, kallsyms_lookup_name);
 
 /* page tables */
+/* A folded level's allocator is an inline of mm.h (arm64: no P4D). */
+#if !defined(__PAGETABLE_P4D_FOLDED)
 DECLARE_STATIC_CALL(fr_sc___p4d_alloc, __p4d_alloc);
+#endif
 DECLARE_STATIC_CALL(fr_sc___pud_alloc, __pud_alloc);
 DECLARE_STATIC_CALL(fr_sc___pmd_alloc, __pmd_alloc);
 DECLARE_STATIC_CALL(fr_sc___pte_alloc, __pte_alloc);
@@ -40,13 +43,37 @@ DECLARE_STATIC_CALL(fr_sc_split_huge_page_to_list, split_huge_page_to_list);
 #endif
 
 /* TLB and secondary MMUs */
+/* TLB and secondary MMUs (arm64's range flush is inline: arch.h) */
+#if defined(CONFIG_X86_64)
 DECLARE_STATIC_CALL(fr_sc_flush_tlb_mm_range, fr_flush_tlb_mm_range_fn);
+#endif
+/* Without batched unmap flushes it is an empty inline (arm64 before 6.5). */
+#if defined(CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH)
 DECLARE_STATIC_CALL(fr_sc_flush_tlb_batched_pending,
 		    fr_flush_tlb_batched_pending_fn);
+#endif
 DECLARE_STATIC_CALL(fr_sc___mmu_notifier_invalidate_range_start,
 		    __mmu_notifier_invalidate_range_start);
 DECLARE_STATIC_CALL(fr_sc___mmu_notifier_invalidate_range_end,
 		    __mmu_notifier_invalidate_range_end);
+
+/*
+ * arm64: functions its headers' inlines (set_pte_at(), flush_tlb_range())
+ * call but the kernel does not export. symbols.c defines each name as a
+ * forwarder to the function its static call resolved.
+ */
+#if defined(CONFIG_ARM64) && defined(CONFIG_ARM64_MTE)
+DECLARE_STATIC_CALL(fr_sc_mte_sync_tags, mte_sync_tags);
+#endif
+/* 7.x: an SME erratum's workaround, in every TLB flush. */
+#if defined(CONFIG_ARM64) && defined(CONFIG_ARM64_ERRATUM_4193714)
+DECLARE_STATIC_CALL(fr_sc_sme_do_dvmsync, sme_do_dvmsync);
+#endif
+#if defined(CONFIG_ARM64) && defined(CONFIG_MMU_NOTIFIER) && \
+	defined(FR_HAVE_MMU_NOTIFIER_ARCH_SECONDARY_TLBS)
+DECLARE_STATIC_CALL(fr_sc___mmu_notifier_arch_invalidate_secondary_tlbs,
+		    __mmu_notifier_arch_invalidate_secondary_tlbs);
+#endif
 
 /* VMAs and their accounting */
 DECLARE_STATIC_CALL(fr_sc_copy_vma, fr_copy_vma_fn);

@@ -9,7 +9,7 @@ set -euo pipefail
 
 suite=$1 kind=${2:-test}
 root=$(fr_root "$suite")
-kver=$(fr_kver "$root")
+kver=$(fr_kver "$(fr_kroot "$suite")")
 [ -n "$kver" ] || fr_die "$suite: no kernel; run scripts/prepare-kernels.sh"
 out="$FR_BUILD/$suite"
 mkdir -p "$out"
@@ -18,11 +18,12 @@ mkdir -p "$out"
 # a suite built on the host reads its headers through its root instead.
 rel=/var/tmp/fastremap-build-$(fr_build_id)
 stage="${root%/}$rel"
-kdir="/lib/modules/$kver/build"
 if fr_on_host "$suite"; then
-	rel="$out/src" stage="$out/src" kdir="${root%/}$kdir"
+	rel="$out/src" stage="$out/src"
 fi
 fr_stage_src "$stage"
+kdir=$(fr_kdir "$suite" "$kver")
+fr_is_arm64 || ! fr_on_host "$suite" || kdir="${root%/}$kdir"
 case $kind in
 test) hooks=1 ;;
 release) hooks= ;;
@@ -30,7 +31,8 @@ release) hooks= ;;
 esac
 # FASTREMAP_MUTANT=name plants one bug (module/mutant.h; make check-mutants).
 [ -z "${FASTREMAP_MUTANT:-}" ] || [ "$kind" = test ] || fr_die "mutants are test builds"
-if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" FR_TEST_HOOKS=$hooks \
+# shellcheck disable=SC2046
+if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" $(fr_kmake_args) FR_TEST_HOOKS=$hooks \
 	${FASTREMAP_MUTANT:+FR_MUTANT="$FASTREMAP_MUTANT"} \
 	>"$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log" >&2
@@ -38,6 +40,9 @@ if ! fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" FR_TEST_HOOKS=$hooks
 fi
 cp "$stage/module/fastremap.ko" "$out/fastremap.ko"
 cp "$stage/module/compat-generated.h" "$out/compat-generated.h"
+# The kernel's configuration, with which check-ko.sh and check-decls.sh
+# expand symlist.h as this build did.
+cp "$(fr_kroot "$suite")/usr/src/linux-headers-$kver/include/generated/autoconf.h" "$out/autoconf.h"
 echo "$kver" >"$out/kver"
 grep -E 'warning:' "$out/build.log" >&2 && fr_die "$suite: compiler warnings" || true
 fr_log "$suite: built fastremap.ko for $kver"

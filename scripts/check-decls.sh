@@ -20,7 +20,9 @@ n=0 fail=0
 # The source files, extracted once per kernel into the cache (the package
 # is fetched once with apt-get download inside the suite's root; Debian
 # 12's comes from scripts/deps.sh).
-src="$FR_CACHE/kernel-decls/$kver"
+# (arm64's kernel of a suite is the amd64 one's source: one cache for both.)
+src="$FR_CACHE/kernel-decls/${kver%-arm64}"
+[ "$src" = "$FR_CACHE/kernel-decls/$kver" ] || src="$src-amd64"
 # .done names the files extracted: a longer list extracts again.
 if [ "$(cat "$src/.done" 2>/dev/null)" != "$files" ]; then
 	fr_log "$suite: extracting declarations from linux-source-$mm (once)"
@@ -53,16 +55,16 @@ echo "# $suite: declarations from linux-source-$mm $(cat "$src/.version")"
 
 # NAME TYPE of each function symlist.h types with a compat.h type, as the
 # module's build expands it for this suite.
-pairs=$(printf '#include "%s"\n#define DECLARE_STATIC_CALL(name, type) fn name type\n#include "symlist.h"\n' \
-	"$FR_BUILD/$suite/compat-generated.h" | cpp -P -I "$FR_TOP/module" - | tr ' ;' '\n\n' |
+pairs=$(fr_expand_symlist "$FR_BUILD/$suite" 'fn name type' | tr ' ;' '\n\n' |
 	awk 'NF { w[++k] = $0 } END { for (i = 1; i + 2 <= k; i++) if (w[i] == "fn") {
 		name = w[i + 1]; sub(/^fr_sc_/, "", name); if (w[i + 2] == "fr_" name "_fn") print name, w[i + 2] } }')
 
 # The staging folder, inside the suite's build root: the module's headers
 # and one test object per function.
 rel=/var/tmp/fastremap-decls-$(fr_build_id)
-stage="${root%/}$rel" kdir="/lib/modules/$kver/build"
-fr_on_host "$suite" && rel="$FR_BUILD/$suite/decls" stage="$FR_BUILD/$suite/decls" kdir="${root%/}$kdir"
+stage="${root%/}$rel" kdir=$(fr_kdir "$suite" "$kver")
+fr_on_host "$suite" && rel="$FR_BUILD/$suite/decls" stage="$FR_BUILD/$suite/decls"
+fr_is_arm64 || ! fr_on_host "$suite" || kdir="${root%/}$kdir"
 rm -rf "$stage" && mkdir -p "$stage"
 for h in "$FR_TOP"/module/*.h; do
 	# A compat-generated.h in the source folder is some other kernel's.
@@ -99,8 +101,8 @@ while read -r name type; do
 done <<<"$pairs"
 
 # One kbuild run; -k: each object's failure is that function's answer.
-# shellcheck disable=SC2086
-fr_in_root "$suite" make -C "$kdir" M="$rel" -k $targets >"$stage/build.log" 2>&1
+# shellcheck disable=SC2086,SC2046
+fr_in_root "$suite" make -C "$kdir" M="$rel" $(fr_kmake_args) -k $targets >"$stage/build.log" 2>&1
 for d in $declared; do
 	name=${d%%:*} where=${d#*:}
 	n=$((n + 1))

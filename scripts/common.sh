@@ -4,7 +4,15 @@
 
 FR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FR_CACHE=${FASTREMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fastremap}
-FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build}
+# The guests' architecture: amd64 (the default) or arm64, whose kernels,
+# module and test programs are cross-built on this x86-64 machine and
+# booted under qemu-system-aarch64. Each has a build folder of its own.
+FR_ARCH=${FASTREMAP_ARCH:-amd64}
+case $FR_ARCH in
+amd64) FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build} ;;
+arm64) FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build/arm64} ;;
+*) printf 'FASTREMAP_ARCH must be amd64 or arm64, not %s\n' "$FR_ARCH" >&2; exit 1 ;;
+esac
 # The three kernels every feature is tested on, by Debian suite.
 FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 
@@ -54,6 +62,77 @@ fr_build_id() { printf '%s' "$FR_BUILD" | md5sum | cut -c1-8; }
 
 fr_chroot_dir() { printf '%s/chroot-%s\n' "$FR_CACHE" "$1"; }
 
+# Whether the guests are arm64 (cross-built, booted by qemu-system-aarch64).
+fr_is_arm64() { [ "$FR_ARCH" = arm64 ]; }
+
+# Where an arm64 suite's kernel lives: the image, its modules and its
+# headers unpacked from Debian's arm64 packages by prepare-kernels.sh
+# (outside any chroot: they are never installed, only read).
+fr_arm64_dir() { printf '%s/arm64/%s\n' "$FR_CACHE" "$1"; }
+
+# The root holding the kernel a suite boots and builds against (boot/,
+# lib/modules/KVER/): the build root itself for amd64, else the suite's
+# unpacked arm64 kernel.
+fr_kroot() {
+	if fr_is_arm64; then
+		fr_arm64_dir "$1"
+	else
+		fr_root "$1"
+	fi
+}
+
+# The headers a suite's module builds against, as the build root sees them
+# (fr_kdir SUITE KVER): amd64's are installed in the build root; arm64's
+# are unpacked outside it (prepare-kernels.sh), and a chroot sees them
+# through fr_in_root's mount.
+fr_kdir() {
+	local suite=$1 kver=$2 h
+	if ! fr_is_arm64; then
+		printf '%s\n' "/lib/modules/$kver/build"
+		return
+	fi
+	h="$(fr_arm64_dir "$suite")/usr/src/linux-headers-$kver"
+	if fr_on_host "$suite"; then
+		printf '%s\n' "$h"
+	else
+		# fr_in_root mounts them where their Makefile expects them.
+		printf '%s\n' "/usr/src/linux-headers-$kver"
+	fi
+}
+
+# Prints symlist.h's entries as the module's build for SUITE expanded
+# them (its probes' answers and its kernel's configuration), with
+# DECLARE_STATIC_CALL(name, type) defined as DEFINITION.
+fr_expand_symlist() {
+	local dir=$1 definition=$2
+	{
+		printf '#include "%s"
+' "$(realpath "$dir/autoconf.h")"
+		# asm-generic/pgtable-nop4d.h's, where the kernel has 4 levels.
+		printf '#if CONFIG_PGTABLE_LEVELS < 5
+#define __PAGETABLE_P4D_FOLDED 1
+#endif
+'
+		printf '#include "%s"
+' "$(realpath "$dir/compat-generated.h")"
+		printf '#define DECLARE_STATIC_CALL(name, type) %s
+#include "symlist.h"
+' "$definition"
+	} | cpp -P -I "$FR_TOP/module" -
+}
+
+# make's variables for userspace and the test programs for FR_ARCH.
+fr_cc_args() {
+	fr_is_arm64 && printf '%s\n' CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar
+	return 0
+}
+
+# make's variables for a kernel build for FR_ARCH (none for amd64).
+fr_kmake_args() {
+	fr_is_arm64 && printf '%s\n' ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+	return 0
+}
+
 # The debug-kernel lanes' "suites", built by scripts/build-debug-kernel.sh
 # with KASAN, lockdep and the mm checkers: debug is Debian 12's
 # linux-source-6.1, built on the host and laid out like a root
@@ -66,12 +145,14 @@ fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
 fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_DEBUG7_SUITE" ]; }
 
 # Whether a suite's module is built by this host's own compiler (no chroot).
-fr_on_host() { [ "$1" = bookworm ] || [ "$1" = "$FR_DEBUG_SUITE" ]; }
+# Not for arm64: Debian 12's cross gcc and gcc-multilib (the host's i386
+# build test) conflict, so arm64 builds run in a bookworm chroot as well.
+fr_on_host() { { [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ]; }
 
 # The filesystem root whose kernel and headers a suite uses.
 fr_root() {
 	case $1 in
-	bookworm) echo / ;;
+	bookworm) if fr_is_arm64; then fr_chroot_dir bookworm; else echo /; fi ;;
 	"$FR_DEBUG_SUITE") fr_debug_root ;;
 	*) fr_chroot_dir "$1" ;;
 	esac
@@ -103,6 +184,27 @@ fr_in_root() {
 		return
 	fi
 	r=$(fr_chroot_dir "$suite")
+	# arm64: the suite's unpacked arm64 headers appear at the path their
+	# Makefile names (7.x checks it), in this private namespace only.
+	local h= k
+	if fr_is_arm64; then
+		k=$(fr_kver "$(fr_kroot "$suite")")
+		h="$(fr_kroot "$suite")/usr/src/linux-headers-$k"
+		[ -d "$h" ] && mkdir -p "$r/usr/src/linux-headers-$k" || h=
+	fi
+	# arm64: and this checkout at its own path (the test programs are
+	# cross-built in a chroot).
+	local top=
+	if fr_is_arm64; then
+		top=$FR_TOP
+		mkdir -p "$r$top"
+	fi
 	unshare --mount --propagation private -- sh -c \
-		'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$r" "$@"
+		'mount -t proc proc "$0/proc" &&
+		{ [ -z "$1" ] || mount --bind "$1" "$0$2"; } &&
+		{ [ -z "$3" ] || mount --bind "$3" "$0$3"; } && shift 3 && exec chroot "$0" "$@"' \
+		"$r" "$h" "/usr/src/linux-headers-${k:-}" "$top" "$@"
 }
+
+# The build root in which the arm64 test programs are cross-built.
+FR_ARM64_PROGRAMS_ROOT=${FASTREMAP_ARM64_PROGRAMS_ROOT:-bookworm}

@@ -41,14 +41,119 @@ make_chroot() {
 	mv "$tmp" "$dir"
 }
 
+# An apt of its own for SUITE's arm64 packages, reading nothing of this
+# machine's apt state: apt_arm64 SUITE apt-get|apt-cache ARGS...
+apt_arm64() {
+	local suite=$1 tool=$2 d
+	shift 2
+	d="$FR_CACHE/arm64/apt-$suite"
+	"$tool" -q -o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State="$d/state" -o Dir::State::status="$d/state/status" \
+		-o Dir::Cache="$d/cache" -o APT::Architecture=arm64 -o APT::Architectures::=arm64 \
+		-o Acquire::Check-Valid-Until=false -o Debug::NoLocking=true "$@"
+}
+
+# The arm64 kernel of the same Debian release as the suite's amd64 one
+# (same ABI name and package version, so that the headers' common half,
+# installed in the build root with the amd64 headers, is theirs too),
+# unpacked into fr_arm64_dir: boot/, lib/modules/KVER/ (with modules.dep)
+# and usr/src/linux-headers-KVER, whose kbuild links point into the build
+# root. Also the suite's cross compiler in the build root, and an arm64
+# busybox for the guests.
+make_arm64() {
+	local suite=$1 root kver abi ver dir tmp d gcc h t img k
+	root=$(fr_root "$suite")
+	dir=$(fr_arm64_dir "$suite")
+	kver=$(fr_kver "$root")
+	abi=${kver%-amd64}
+	ver=$(fr_in_root "$suite" dpkg-query -W -f='${Version}' "linux-headers-$abi-common") ||
+		fr_die "$suite: no linux-headers-$abi-common in the build root"
+	if [ ! -f "$dir/.fastremap-ready" ] || [ "$(cat "$dir/.fastremap-ready")" != "2 $abi $ver" ]; then
+		fr_log "$suite: fetching Debian's arm64 kernel $abi-arm64 ($ver)"
+		d="$FR_CACHE/arm64/apt-$suite"
+		mkdir -p "$d/state/lists/partial" "$d/cache/archives/partial"
+		: >"$d/state/status"
+		# The build root's own sources of the suite (bookworm's kernel
+		# comes from bookworm-security), for arm64.
+		fr_in_root "$suite" apt-get indextargets --format '$(RELEASE) $(REPO_URI) $(COMPONENT)' |
+			awk -v s="$suite" '$1 == s || index($1, s "-") == 1 { print "deb", $2, $1, $3 }' |
+			sort -u >"$d/sources.list"
+		[ -s "$d/sources.list" ] || fr_die "$suite: no apt sources for it in the build root"
+		apt_arm64 "$suite" apt-get update >/dev/null || fr_die "$suite: apt-get update (arm64) failed"
+		tmp="$dir.tmp"
+		rm -rf "$tmp"
+		mkdir -p "$tmp/debs"
+		# The unsigned image where the suite has one (the same kernel);
+		# since 7.x the image is split into base files, binary, modules.
+		k="$abi-arm64"
+		if apt_arm64 "$suite" apt-cache show "linux-binary-unsigned-$k=$ver" >/dev/null 2>&1; then
+			img="linux-base-$k=$ver linux-binary-unsigned-$k=$ver linux-modules-$k=$ver"
+		elif apt_arm64 "$suite" apt-cache show "linux-image-$k-unsigned=$ver" >/dev/null 2>&1; then
+			img="linux-image-$k-unsigned=$ver"
+		else
+			img="linux-image-$k=$ver"
+		fi
+		# shellcheck disable=SC2086
+		(cd "$tmp/debs" && apt_arm64 "$suite" apt-get download "linux-headers-$k=$ver" \
+			$img busybox-static >/dev/null) ||
+			fr_die "$suite: cannot download the arm64 kernel $abi-arm64 $ver"
+		for t in "$tmp"/debs/*.deb; do dpkg-deb -x "$t" "$tmp"; done
+		rm -rf "$tmp/debs"
+		h="$tmp/usr/src/linux-headers-$abi-arm64"
+		# scripts/ and tools/ are relative links to the suite's kbuild
+		# package; absolute, they resolve in the build root wherever
+		# the headers are copied.
+		for t in scripts tools; do
+			[ -L "$h/$t" ] && ln -sfn "$(realpath -m "/usr/src/$(readlink "$h/$t")")" "$h/$t"
+		done
+		# Newer suites ship modules and busybox in /usr (merged /usr),
+		# and 7.x its image and config beside the modules.
+		[ -e "$tmp/lib" ] || ln -s usr/lib "$tmp/lib"
+		[ -e "$tmp/bin" ] || ln -s usr/bin "$tmp/bin"
+		mkdir -p "$tmp/boot"
+		for t in vmlinuz config; do
+			[ -e "$tmp/boot/$t-$k" ] && continue
+			for f in "$tmp/lib/modules/$k/$t" "$tmp/lib/modules/$k/$t.unsigned"; do
+				[ -e "$f" ] && ln -s "../lib/modules/$k/${f##*/}" "$tmp/boot/$t-$k" && break
+			done
+		done
+		[ -r "$tmp/boot/vmlinuz-$k" ] || fr_die "$suite: no kernel image in the arm64 packages"
+		depmod -b "$tmp" "$abi-arm64" || fr_die "$suite: depmod of the arm64 modules failed"
+		echo "2 $abi $ver" >"$tmp/.fastremap-ready"
+		rm -rf "$dir"
+		mv "$tmp" "$dir"
+	fi
+	gcc=$(sed -n 's/^CC = .*\(gcc-[0-9]*\)$/\1/p' "$dir/usr/src/linux-headers-$abi-arm64/.kernelvariables")
+	[ -n "$gcc" ] || fr_die "$suite: which gcc built the arm64 kernel?"
+	# The programs' C library too (they are built in the bookworm chroot).
+	if ! fr_in_root "$suite" sh -c "command -v aarch64-linux-gnu-$gcc && test -d /usr/aarch64-linux-gnu/include" >/dev/null; then
+		fr_log "$suite chroot: adding the cross compiler $gcc-aarch64-linux-gnu"
+		fr_in_root "$suite" sh -c "apt-get -o Acquire::Check-Valid-Until=false update -q >/dev/null &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+				$gcc-aarch64-linux-gnu gcc-aarch64-linux-gnu libc6-dev-arm64-cross make >/dev/null" ||
+			fr_die "$suite chroot: cannot install $gcc-aarch64-linux-gnu"
+	fi
+}
+
+# arm64: the chroot the test programs are built in, whatever the suites.
+if fr_is_arm64; then
+	make_chroot "$FR_ARM64_PROGRAMS_ROOT"
+	make_arm64 "$FR_ARM64_PROGRAMS_ROOT"
+fi
 for s in $FR_SUITES; do
 	case $s in
 	bookworm)
+		if fr_is_arm64; then
+			make_chroot bookworm
+			make_arm64 bookworm
+			fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
+			continue
+		fi
 		[ -n "$(fr_kver /)" ] && [ -d "/lib/modules/$(fr_kver /)/build" ] ||
 			fr_die "bookworm kernel or headers missing: run scripts/deps.sh"
 		;;
 	*) make_chroot "$s" ;;
 	esac
-	r=$(fr_root "$s")
-	fr_log "$s: kernel $(fr_kver "$r")"
+	fr_is_arm64 && make_arm64 "$s"
+	fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
 done

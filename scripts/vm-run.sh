@@ -12,7 +12,7 @@ set -euo pipefail
 
 suite=$1 bindir=$2 log=$3
 shift 3
-root=$(fr_root "$suite")
+root=$(fr_kroot "$suite")
 kver=$(cat "$FR_BUILD/$suite/kver")
 vmlinuz="${root%/}/boot/vmlinuz-$kver"
 [ -r "$vmlinuz" ] || fr_die "$suite: no $vmlinuz"
@@ -20,7 +20,12 @@ vmlinuz="${root%/}/boot/vmlinuz-$kver"
 stage="$FR_BUILD/$suite/initramfs"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/tests"
-cp /bin/busybox "$stage/bin/busybox"
+# The guest's own architecture's busybox (arm64: the suite's, unpacked).
+if fr_is_arm64; then
+	cp "${root%/}/bin/busybox" "$stage/bin/busybox"
+else
+	cp /bin/busybox "$stage/bin/busybox"
+fi
 cp "${FASTREMAP_VM_INIT:-$FR_TOP/tests/guest/init}" "$stage/init"
 chmod 755 "$stage/init"
 cp "$FR_BUILD/$suite/fastremap.ko" "$stage/"
@@ -63,12 +68,23 @@ fi
 # times slower under emulation.
 limit=600
 fr_is_debug "$suite" && limit=7200
+# arm64: the virt board; -cpu max has BTI, pointer authentication, range
+# TLBI and MTE's absence; pauth-impdef=on emulates PAC with QEMU's cheap
+# algorithm instead of QARMA (same instructions, several times faster
+# under TCG). Debian's arm64 images are plain Image files (no EFI zboot),
+# which -kernel boots directly. The emulated CPU is slower than x86's.
+if fr_is_arm64; then
+	qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) console=ttyAMA0
+	limit=$((limit * 2))
+else
+	qemu=(qemu-system-x86_64 -cpu max) console=ttyS0
+fi
 # panic=-1 with -no-reboot: a panic ends QEMU at once instead of hanging.
 boot() {
-	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" qemu-system-x86_64 \
-		-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -cpu max -nographic -no-reboot \
+	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" "${qemu[@]}" \
+		-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -nographic -no-reboot \
 		-kernel "$vmlinuz" -initrd "$FR_BUILD/$suite/initrd.gz" \
-		-append "console=ttyS0 quiet loglevel=3 panic=-1 transparent_hugepage=madvise ${FASTREMAP_VM_APPEND:-}" \
+		-append "console=$console quiet loglevel=3 panic=-1 transparent_hugepage=madvise ${FASTREMAP_VM_APPEND:-}" \
 		</dev/null 2>&1 | tr -d '\r' >"$log" || true
 }
 boot

@@ -16,7 +16,13 @@ set -uo pipefail
 VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
 # Host tests: programs in build/bin, or scripts in scripts/ or userspace/tests/
 # ("none" for none).
-HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_move_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
+# The arm64 lane (FASTREMAP_ARCH=arm64) runs none: its programs are
+# aarch64 binaries, and the x86-64 lane runs the host tests already.
+if fr_is_arm64; then
+	HOST_TESTS=${FASTREMAP_HOST_TESTS:-none}
+else
+	HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_move_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
+fi
 [ "$HOST_TESTS" = none ] && HOST_TESTS=
 
 results="$FR_BUILD/results"
@@ -33,7 +39,12 @@ mkdir -p "$results"
 # sched_switch as well. Scheduler statistics (t_remap_latency reads
 # block_max) are a static key too: on from boot, so the test's write of
 # the sysctl changes nothing (6.12 under TCG oopsed in int3 when it did).
-export FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd schedstats=enable"
+# arm64 has no tlb:tlb_flush event (t_remap_tlb counts another way there).
+if fr_is_arm64; then
+	export FASTREMAP_VM_APPEND="schedstats=enable"
+else
+	export FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd schedstats=enable"
+fi
 
 # The long mode (make check-long): the reliability programs with larger
 # counts and fresh random seeds (each printed, to replay what it finds).
@@ -77,14 +88,16 @@ skips_file="$FR_TOP/tests/expected-skips"
 declare -A skip_seen=()
 trim() { local v=$1; v=${v#"${v%%[![:space:]]*}"}; printf '%s' "${v%"${v##*[![:space:]]}"}"; }
 # skip_entries SUITE: "LINE<TAB>PROGRAM<TAB>DESCRIPTION" for the suite.
+# The arm64 lane's suites are SUITE-arm64 there.
 skip_entries() {
-	local n=0 line su pr de rest
+	local n=0 line su pr de rest key=$1
+	fr_is_arm64 && [ "$key" != host ] && key="$key-arm64"
 	while IFS= read -r line || [ -n "$line" ]; do
 		n=$((n + 1))
 		case $line in '#'* | '') continue ;; esac
 		IFS='|' read -r su pr de rest <<<"$line"
 		su=$(trim "$su")
-		case ",$su," in *",$1,"* | ',*,') ;; *) continue ;; esac
+		case ",$su," in *",$key,"* | ',*,') ;; *) continue ;; esac
 		printf '%s\t%s\t%s\n' "$n" "$(trim "$pr")" "$(trim "$de")"
 	done <"$skips_file"
 }
@@ -144,8 +157,10 @@ report_unused_skips() {
 stats() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 } END { print s + 0 }'; }
 
 finish_suite() { # finish_suite NAME
-	echo "# $1: $s_pass passed, $s_fail failed, $s_skip skipped"
-	summary+=("$1: $s_pass passed, $s_fail failed, $s_skip skipped")
+	local name=$1
+	fr_is_arm64 && [ "$name" != host ] && name="$name-arm64"
+	echo "# $name: $s_pass passed, $s_fail failed, $s_skip skipped"
+	summary+=("$name: $s_pass passed, $s_fail failed, $s_skip skipped")
 	tot_pass=$((tot_pass + s_pass)) tot_fail=$((tot_fail + s_fail))
 	tot_skip=$((tot_skip + s_skip))
 }
@@ -155,7 +170,18 @@ reports=()
 unused_skips=()
 fr_log "building userspace and test programs"
 # WERROR=1: warnings fail the project's own build (not a packager's; see userspace/Makefile).
-if ! make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" tests >"$results/build-tests.log" 2>&1; then
+# arm64: cross-built in a chroot (Debian 12's cross gcc conflicts with the
+# host's gcc-multilib).
+build_tests() {
+	if fr_is_arm64; then
+		# shellcheck disable=SC2046
+		fr_in_root "$FR_ARM64_PROGRAMS_ROOT" make -C "$FR_TOP" --no-print-directory WERROR=1 \
+			BUILD="$FR_BUILD" $(fr_cc_args) tests
+	else
+		make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" tests
+	fi
+}
+if ! build_tests >"$results/build-tests.log" 2>&1; then
 	tail -n 30 "$results/build-tests.log"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -181,8 +207,7 @@ finish_suite host
 
 for suite in $FR_SUITES; do
 	s_pass=0 s_fail=0 s_skip=0 h_n=0
-	root=$(fr_root "$suite")
-	kver=$(fr_kver "$root")
+	kver=$(fr_kver "$(fr_kroot "$suite")")
 	echo "# ===== $suite ($kver)"
 	fr_log "$suite: building the module"
 	if ! "$FR_TOP/scripts/build-module.sh" "$suite"; then
@@ -212,8 +237,9 @@ for suite in $FR_SUITES; do
 	cat "$results/$suite-check-decls.tap"
 	check_stream "$suite" check-decls "$results/$suite-check-decls.tap" "$rc"
 
-	# The debug lanes build Debian's sources: DKMS is tested on Debian's builds.
-	if ! fr_is_debug "$suite"; then
+	# The debug lanes build Debian's sources: DKMS is tested on Debian's
+	# builds. arm64: DKMS builds natively on an arm64 machine, not cross.
+	if ! fr_is_debug "$suite" && ! fr_is_arm64; then
 		fr_log "$suite: dkms add/build"
 		echo "# $suite/dkms"
 		"$FR_TOP/scripts/dkms-test.sh" "$suite" >"$results/$suite-dkms.tap"
@@ -268,6 +294,12 @@ for suite in $FR_SUITES; do
 		"$suite: guest kernel log captured and clean"
 	hcheck "$(grep -q '^FR-DONE$' "$log" && echo 1)" "$suite: VM ran to the end and powered off"
 
+	if fr_is_arm64; then
+		# shellcheck disable=SC2086
+		report_unused_skips "$suite" setup $VM_TESTS
+		finish_suite "$suite"
+		continue
+	fi
 	fr_log "$suite: mremap selftests plain and under the LD_PRELOAD shim"
 	echo "# $suite/selftests"
 	"$FR_TOP/scripts/selftests-vm.sh" "$suite" "$results/$suite-selftests-vm.log" \

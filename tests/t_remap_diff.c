@@ -787,7 +787,6 @@ static long maps_lines(void)
 	return n;
 }
 static long max_map_count;
-#define TASK_SIZE_X86	0x7ffffffff000UL
 
 /* The VmFlags of the VMA containing addr ("" if none or unreadable). */
 static void vma_flags(uintptr_t addr, char *out, size_t n)
@@ -876,11 +875,11 @@ static enum decline_rule decline_rule(uintptr_t old, size_t old_raw, size_t new_
 		return D_SHRINK;
 	if (!ol)
 		return shared ? D_SHARED_DUP : D_NRULES;
-	if (nl > TASK_SIZE_X86)
+	if (nl > FR_TASK_SIZE)
 		return D_HUGE_GROW;
 	if (locked)
 		return D_MLOCK;
-	if (ol == vlen && old + nl <= TASK_SIZE_X86 && old + nl > old &&
+	if (ol == vlen && old + nl <= FR_TASK_SIZE && old + nl > old &&
 	    maps_parse(old + ol, old + nl, &m, 1) == 0)
 		return D_IN_PLACE;
 	return D_NRULES;

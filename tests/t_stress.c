@@ -332,7 +332,7 @@ static void *s2_forker(void *arg)
 		pub = s2.cur;
 		if (!strict)
 			pthread_mutex_unlock(&s2.lock);
-		pid = syscall(SYS_fork);
+		pid = fr_raw_fork();
 		if (pid == 0) {
 			int c = s2_child(pub);
 

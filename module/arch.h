@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the page-table mover needs from each architecture, written once per
+ * architecture: the page size it supports, the single TLB flush that
+ * covers a pass of moved entries and tables, and how a moved PUD entry is
+ * written.
+ *
+ * Include compat.h first (fr_call() and the x86 flush's static call).
+ */
+#ifndef FASTREMAP_ARCH_H
+#define FASTREMAP_ARCH_H
+
+#include <linux/mm.h>
+#include <asm/tlbflush.h>
+
+#ifndef FASTREMAP_COMPAT_H
+#error "include compat.h before arch.h"
+#endif
+
+/*
+ * The mover's extents, the tests and the benchmark assume 4 KiB pages
+ * (512 entries per table, 2 MiB PMDs, 1 GiB PUDs). Debian ships arm64
+ * kernels with 16 KiB pages (the arm64-16k flavour): refuse to build
+ * there rather than move entries at the wrong granularity.
+ */
+#if PAGE_SHIFT != 12
+#error "fastremap supports 4 KiB pages only; this kernel's pages are not 4 KiB (e.g. Debian's arm64-16k flavour): build against a 4 KiB-page kernel"
+#endif
+
+#if defined(CONFIG_X86_64)
+/*
+ * The range flush of x86 is internal (flush_tlb_mm_range()); freed_tables
+ * = true, since whole tables moved: it also invalidates the paging-
+ * structure caches that may still point at them.
+ */
+static inline void fr_arch_flush_moved(struct vm_area_struct *vma,
+				       unsigned long start, unsigned long end)
+{
+	fr_call(flush_tlb_mm_range, vma->vm_mm, start, end, PAGE_SHIFT, true);
+}
+
+/* Entries moved, no table freed (FASTREMAP_IOC_MOVE): leaf caches only. */
+static inline void fr_arch_flush_mm_range(struct mm_struct *mm,
+					  unsigned long start, unsigned long end)
+{
+	fr_call(flush_tlb_mm_range, mm, start, end, PAGE_SHIFT, false);
+}
+
+/* A PMD table moves to @new_pud: a fresh entry, as mm/mremap.c makes it. */
+static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
+				    pud_t pud)
+{
+	pud_populate(mm, new_pud, pud_pgtable(pud));
+}
+#elif defined(CONFIG_ARM64)
+/*
+ * arm64's flush_tlb_range() is inline: range TLBI where the CPU has it
+ * (FEAT_TLBIRANGE, which -cpu max emulates), per-page TLBI for short
+ * ranges, the whole ASID past MAX_DVM_OPS; never leaf-only, so the walk
+ * caches holding the moved tables are invalidated too. Its own inner
+ * helper, __flush_tlb_range(), changed arguments in 7.x; this one did not.
+ * Out of line: arm64 has no TLB flush tracepoint, so tests/t_remap_tlb
+ * counts this function's calls with a kprobe, apart from the module's
+ * own counter.
+ */
+static noinline __maybe_unused void
+fr_arch_flush_moved(struct vm_area_struct *vma, unsigned long start,
+		    unsigned long end)
+{
+	flush_tlb_range(vma, start, end);
+}
+
+/*
+ * The same without a VMA at hand: flush_tlb_range() reads only the VMA's
+ * mm, as the kernel's own TLB_FLUSH_VMA() stand-ins rely on.
+ */
+static inline void fr_arch_flush_mm_range(struct mm_struct *mm,
+					  unsigned long start, unsigned long end)
+{
+	struct vm_area_struct vma = { .vm_mm = mm };
+
+	fr_arch_flush_moved(&vma, start, end);
+}
+
+/*
+ * The moved entry itself: arm64's pud_populate() compares the mm with
+ * init_mm, which is not exported, to choose PXN or UXN (and 7.x adds the
+ * table access flag); the entry the source's pud_populate() made for this
+ * same user mm already has the bits, and the table it points to moves
+ * unchanged.
+ */
+static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
+				    pud_t pud)
+{
+	set_pud(new_pud, pud);
+}
+#else
+#error "fastremap supports x86-64 and arm64"
+#endif
+
+#endif /* FASTREMAP_ARCH_H */
