@@ -1007,7 +1007,7 @@ static long fr_move(const struct fastremap_move_range *moves, size_t count,
 	int fd;
 
 	if ((fr_flags & ~FR_KNOWN_FR_FLAGS) ||
-	    (fr_flags & FR_KNOWN_FR_FLAGS) == FR_KNOWN_FR_FLAGS)
+	    (fr_flags & FR_CONFLICTING_FR_FLAGS) == FR_CONFLICTING_FR_FLAGS)
 		return -EINVAL;
 	if (stats && !fr_check_size(stats->size, FASTREMAP_MOVE_STATS_SIZE_VER0))
 		return -EINVAL;
