@@ -74,20 +74,13 @@ bench-native:
 	bench/run.sh --native
 
 # The whole suite on three kernels under QEMU; installs what it needs.
-# Both architectures: the x86-64 lane prints as it goes, the arm64 lane
-# (check-arm64) runs beside it into build/arm64/check.log, printed after;
-# either failing fails the target.
 check:
 	scripts/deps.sh
 	scripts/prepare-kernels.sh
-	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	@mkdir -p $(BUILD)/arm64
-	@FASTREMAP_ARCH=arm64 tests/run.sh >$(BUILD)/arm64/check.log 2>&1 & a=$$!; \
-		tests/run.sh; x=$$?; wait $$a; y=$$?; \
-		echo "# ===== arm64 lane (build/arm64/check.log)"; cat $(BUILD)/arm64/check.log; \
-		echo "# x86-64 lane exit $$x, arm64 lane exit $$y"; [ $$x = 0 ] && [ $$y = 0 ]
+	tests/run.sh
 
-# The arm64 lane alone: Debian's arm64 kernels of the same three suites,
+# The arm64 lane (in progress, not yet in make check or CI: see README):
+# Debian's arm64 kernels of the same three suites,
 # module and programs cross-built, under qemu-system-aarch64 -M virt.
 check-arm64:
 	scripts/deps.sh
