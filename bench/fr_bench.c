@@ -1190,6 +1190,8 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 		out->st.pte += m.moved_pte;
 		out->st.thp += m.moved_thp;
 		out->st.flushes += m.tlb_flushes;
+		/* Each batch is one module call: no routing happens here. */
+		out->st.module++;
 		out->st.calls++;
 		j += n;
 	}
