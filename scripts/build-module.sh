@@ -42,7 +42,10 @@ cp "$stage/module/fastremap.ko" "$out/fastremap.ko"
 cp "$stage/module/compat-generated.h" "$out/compat-generated.h"
 # The kernel's configuration, with which check-ko.sh and check-decls.sh
 # expand symlist.h as this build did.
-cp "$(fr_kroot "$suite")/usr/src/linux-headers-$kver/include/generated/autoconf.h" "$out/autoconf.h"
+# Read where the build read it (a debug lane's tree is not laid out as
+# Debian's headers are).
+fr_in_root "$suite" cat "$kdir/include/generated/autoconf.h" >"$out/autoconf.h" ||
+	fr_die "$suite: no include/generated/autoconf.h in $kdir"
 echo "$kver" >"$out/kver"
 grep -E 'warning:' "$out/build.log" >&2 && fr_die "$suite: compiler warnings" || true
 fr_log "$suite: built fastremap.ko for $kver"
