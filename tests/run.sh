@@ -224,12 +224,16 @@ for suite in $FR_SUITES; do
 	cat "$results/$suite-check-ko.tap"
 	check_stream "$suite" check-ko "$results/$suite-check-ko.tap" "$rc"
 	# No hot loop of the mover straddles a page of module text (module/hot.h).
-	echo "# $suite/check-placement"
-	"$FR_TOP/scripts/check-placement.sh" "$FR_BUILD/$suite/fastremap.ko" \
-		>"$results/$suite-check-placement.tap"
-	rc=$?
-	cat "$results/$suite-check-placement.tap"
-	check_stream "$suite" check-placement "$results/$suite-check-placement.tap" "$rc"
+	# Not on the debug lanes: KASAN makes fr_walk larger than a page, and
+	# nothing is timed there.
+	if ! fr_is_debug "$suite"; then
+		echo "# $suite/check-placement"
+		"$FR_TOP/scripts/check-placement.sh" "$FR_BUILD/$suite/fastremap.ko" \
+			>"$results/$suite-check-placement.tap"
+		rc=$?
+		cat "$results/$suite-check-placement.tap"
+		check_stream "$suite" check-placement "$results/$suite-check-placement.tap" "$rc"
+	fi
 	# compat.h's function types against this kernel's own source.
 	echo "# $suite/check-decls"
 	"$FR_TOP/scripts/check-decls.sh" "$suite" >"$results/$suite-check-decls.tap"
