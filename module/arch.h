@@ -61,9 +61,11 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
  * helper, __flush_tlb_range(), changed arguments in 7.x; this one did not.
  * Out of line: arm64 has no TLB flush tracepoint, so tests/t_remap_tlb
  * counts this function's calls with a kprobe, apart from the module's
- * own counter.
+ * own counter. Not cloned either: unstable's gcc made it
+ * "fr_arch_flush_moved.isra.0" (IPA-SRA drops the unused VMA fields), a
+ * name the kprobe cannot find.
  */
-static noinline __maybe_unused void
+static noinline __noclone __maybe_unused void
 fr_arch_flush_moved(struct vm_area_struct *vma, unsigned long start,
 		    unsigned long end)
 {
