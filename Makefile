@@ -63,11 +63,14 @@ $(BUILD)/bin/t_move_lib: tests/t_move_lib.c tests/tap.h tests/remap_util.h tests
 	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
 
 # The main job: fastremap against mremap(2) (and UFFDIO_MOVE) in a VM of
-# Debian 12's kernel; BENCH_FULL=1 for all three kernels. See bench/.
+# Debian 12's kernel; BENCH_FULL=1 for all three kernels; BENCH_ARCH=arm64
+# for Debian's arm64 kernels under qemu-system-aarch64 (emulated, as the
+# x86-64 guests are). See bench/.
+BENCH_ARCH ?= amd64
 bench:
 	scripts/deps.sh
 	$(MAKE) all
-	bench/run.sh
+	BENCH_ARCH=$(BENCH_ARCH) bench/run.sh
 
 # The same benchmark on this machine, with the module loaded (dkms-install).
 bench-native:
