@@ -45,7 +45,9 @@ make_chroot() {
 	fi
 	mirror=$(fr_mirror)
 	tmp="$dir.tmp"
-	rm -rf "$tmp"
+	# An interrupted mmdebstrap can leave its proc, sysfs and dev mounts
+	# in the half-made root: never delete through them.
+	rm -rf --one-file-system "$tmp"
 	mkdir -p "$FR_CACHE"
 	fr_log "creating $suite chroot (a few minutes, once)"
 	# sid's Release file on this mirror may be past Valid-Until.
