@@ -374,6 +374,52 @@ static int tr_write(const char *file, const char *s)
 	return write_file(p, s);
 }
 
+/*
+ * arm64 has no TLB flush event that fires (tlb:tlb_flush is x86's): its
+ * flushes are inline TLBI sequences. There each flush is counted with a
+ * kprobe event, as tests/t_remap_tlb does: on the module's one range
+ * flush, and on mm/mremap.c's movers that end in one flush each, where
+ * the kernel kept them out of line (6.1; 6.12 and 7.x inline them, and
+ * mremap(2)'s column then shows only what stayed out of line).
+ */
+#ifdef __aarch64__
+#define TR_PROBE_FILE	"kprobe_events"
+#define TR_MODULE_FN	"fr_arch_flush_moved"
+static const char *const tr_kfns[] = {
+	"move_ptes", "move_normal_pmd", "move_normal_pud", "move_huge_pmd",
+};
+static char tr_probes[8][32];
+static int tr_nprobes;
+
+static int tr_append(const char *file, const char *s)
+{
+	char p[128];
+	int fd;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "%s/%s", tr_dir, file);
+	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+static int tr_probe_add(const char *where, const char *fn)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "p:fr_bench/%s %s%s\n", fn, where, fn);
+	if (tr_append("kprobe_events", cmd))
+		return -1;
+	snprintf(tr_probes[tr_nprobes++], sizeof(tr_probes[0]), "%s", fn);
+	return 0;
+}
+#else
+#define TR_PROBE_FILE	"events/tlb/tlb_flush/enable"
+#endif
+
 static const char *tr_setup(void)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -383,7 +429,7 @@ static const char *tr_setup(void)
 	if (!cfg.trace)
 		return "disabled";
 	for (i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/events/tlb/tlb_flush/enable", dirs[i]);
+		snprintf(p, sizeof(p), "%s/" TR_PROBE_FILE, dirs[i]);
 		if (access(p, W_OK) == 0)
 			break;
 	}
@@ -394,7 +440,7 @@ static const char *tr_setup(void)
 		return tr_setup();
 	}
 	if (i == 2)
-		return "no writable tracefs with events/tlb/tlb_flush";
+		return "no writable tracefs with " TR_PROBE_FILE;
 	snprintf(tr_dir, sizeof(tr_dir), "%s", dirs[i]);
 	snprintf(p, sizeof(p), "%s/buffer_size_kb", tr_dir);
 	if (read_file(p, tr_saved_buf, sizeof(tr_saved_buf)) == 0)
@@ -416,6 +462,19 @@ static const char *tr_setup(void)
 	 */
 	if (tr_write("tracing_on", "0"))
 		return "cannot write tracing_on";
+#ifdef __aarch64__
+	snprintf(p, sizeof(p), "%s/options/record-cmd", tr_dir);
+	if (read_file(p, tr_saved_cmd, sizeof(tr_saved_cmd)) == 0)
+		tr_saved_cmd[strcspn(tr_saved_cmd, " \n")] = 0;
+	tr_write("options/record-cmd", "0");
+	if (tr_probe_add("fastremap:", TR_MODULE_FN))
+		return "no kprobe on the module's flush (fastremap:" TR_MODULE_FN ")";
+	for (i = 0; i < sizeof(tr_kfns) / sizeof(tr_kfns[0]); i++)
+		tr_probe_add("", tr_kfns[i]);
+	if (tr_write("events/fr_bench/enable", "1"))
+		return "cannot enable the kprobe events";
+	tr_enabled_here = 1;
+#else
 	/* Enabled on the kernel command line (the VM does): leave it so. */
 	snprintf(p, sizeof(p), "%s/events/tlb/tlb_flush/enable", tr_dir);
 	if (read_file(p, buf, sizeof(buf)) || buf[0] != '1') {
@@ -427,6 +486,7 @@ static const char *tr_setup(void)
 			return "cannot enable tlb:tlb_flush";
 		tr_enabled_here = 1;
 	}
+#endif
 	if (cfg.trace_pids) {
 		/* Our threads only: main and the writer, which the option follows. */
 		tr_write("options/event-fork", "1");
@@ -450,8 +510,19 @@ static void tr_teardown(void)
 		return;
 	}
 	tr_write("tracing_on", "0");
+#ifdef __aarch64__
+	tr_write("events/fr_bench/enable", "0");
+	for (int j = 0; j < tr_nprobes; j++) {
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "-:fr_bench/%.31s\n", tr_probes[j]);
+		tr_append("kprobe_events", cmd);
+	}
+	tr_nprobes = 0;
+#else
 	if (tr_enabled_here)
 		tr_write("events/tlb/tlb_flush/enable", "0");
+#endif
 	if (cfg.trace_pids) {
 		tr_write("set_event_pid", "");
 		if (tr_saved_fork[0])
@@ -543,6 +614,29 @@ static void tr_end(struct flushcount *fc)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
+#ifdef __aarch64__
+		/* arm64: the probed function is the reason. */
+		const char *fn = NULL;
+
+		for (i = 0; i < tr_nprobes && !fn; i++) {
+			snprintf(p, sizeof(p), " %.31s:", tr_probes[i]);
+			if (line[0] != '#' && strstr(line, p))
+				fn = tr_probes[i];
+		}
+		if (!fn)
+			continue;
+		fc->total++;
+		for (i = 0; i < fc->nreasons && strcmp(fc->reason[i], fn); i++)
+			;
+		if (i == fc->nreasons) {
+			if (i == MAX_REASONS)
+				continue;
+			snprintf(fc->reason[i], sizeof(fc->reason[i]), "%.23s", fn);
+			fc->nreasons++;
+		}
+		fc->count[i]++;
+		continue;
+#endif
 		if (line[0] == '#' || !strstr(line, "tlb_flush:"))
 			continue;
 		fc->total++;
@@ -1661,8 +1755,13 @@ int main(void)
 	pin_to(0);
 	header();
 	why = tr_setup();
+#ifdef __aarch64__
+	printf("# tlb flush counting: %s\n", why ? why : "arm64: kprobe events on the module's "
+	       "flush and mremap(2)'s out-of-line movers, one extra untimed repetition per cell");
+#else
 	printf("# tlb flush counting: %s\n", why ? why : "tlb:tlb_flush tracepoint, one extra "
 	       "untimed repetition per cell");
+#endif
 	for (w = 0; w < NWORK; w++)
 		total += selected(workloads[w].id);
 	for (w = 0; w < NWORK; w++) {

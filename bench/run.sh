@@ -5,7 +5,9 @@
 #        bench/run.sh --native   run fr_bench on this machine (/dev/fastremap needed)
 #
 # Kernels: Debian 12's by default; FASTREMAP_BENCH_SUITES="bookworm trixie sid"
-# (or BENCH_FULL=1) for all three. Sizes and repetitions: FASTREMAP_BENCH_REPS,
+# (or BENCH_FULL=1) for all three. BENCH_ARCH=arm64: Debian's arm64 kernels
+# of the same suites under qemu-system-aarch64 (TCG, emulated like the
+# x86-64 guests; `make check-arm64`'s kernels), fr_bench cross-built. Sizes and repetitions: FASTREMAP_BENCH_REPS,
 # _SIZE_MB, _LOOP_N, _GC_MOVES, _GC_ARENA_MB, _WORKLOADS (see bench/README.md);
 # for the VM they are compiled into fr_bench, which gets no arguments there.
 #
@@ -16,23 +18,39 @@
 # fails or does not finish, a cell reports an error, or the kernel log has
 # a BUG/WARNING/Oops (the same patterns tests/run.sh rejects).
 set -uo pipefail
+case ${BENCH_ARCH:-amd64} in
+amd64 | x86_64 | x86-64) ;;
+arm64 | aarch64) export FASTREMAP_ARCH=arm64 ;;
+*) printf 'BENCH_ARCH must be amd64 or arm64, not %s\n' "$BENCH_ARCH" >&2; exit 1 ;;
+esac
 . "$(dirname "$0")/../scripts/common.sh"
 
 BENCH="$FR_TOP/bench"
 RESULTS=${FASTREMAP_BENCH_RESULTS:-$BENCH/results}
 # The bench's own build tree, so a concurrent `make check` keeps its initramfs.
-export FASTREMAP_BUILD=${FASTREMAP_BENCH_BUILD:-$FR_TOP/build/bench}
+# arm64's has its suites' names too: a tree of its own.
+if fr_is_arm64; then
+	export FASTREMAP_BUILD=${FASTREMAP_BENCH_BUILD:-$FR_TOP/build/bench-arm64}
+else
+	export FASTREMAP_BUILD=${FASTREMAP_BENCH_BUILD:-$FR_TOP/build/bench}
+fi
 FR_BUILD=$FASTREMAP_BUILD
-BINDIR="$FR_TOP/build/bin"
+if fr_is_arm64; then
+	BINDIR="$FR_BUILD/bin"
+else
+	BINDIR="$FR_TOP/build/bin"
+fi
 LOGDIR="$FR_BUILD/results"
 
 native=0
 case ${1:-} in
 --native) native=1 ;;
 "") ;;
--h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 *) fr_die "usage: $0 [--native]" ;;
 esac
+[ "$native" = 1 ] && fr_is_arm64 && [ "$(uname -m)" != aarch64 ] &&
+	fr_die "BENCH_ARCH=arm64 --native runs on an arm64 machine"
 
 if [ "${BENCH_FULL:-0}" = 1 ]; then
 	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm trixie sid}
@@ -65,11 +83,19 @@ build_bench() { # build_bench OUT EXTRA_FLAGS...
 	shift
 	local defs
 	mapfile -t defs < <(bench_defines)
+	# arm64: cross-built in the chroot the test programs are built in
+	# (Debian 12's cross gcc conflicts with the host's gcc-multilib).
+	local in=() cc=$CC
+	if fr_is_arm64; then
+		in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
+		cc=aarch64-linux-gnu-gcc
+	fi
 	# The fastremap contender calls the library, as programs do.
-	make -C "$FR_TOP/userspace" --no-print-directory BUILD="$FR_BUILD/userspace" \
-		WERROR=1 "$lib" >"$LOGDIR/libfastremap-build.log" 2>&1 ||
+	# shellcheck disable=SC2046
+	"${in[@]}" make -C "$FR_TOP/userspace" --no-print-directory BUILD="$FR_BUILD/userspace" \
+		$(fr_cc_args) WERROR=1 "$lib" >"$LOGDIR/libfastremap-build.log" 2>&1 ||
 		{ tail -n 20 "$LOGDIR/libfastremap-build.log"; fr_die "libfastremap does not build"; }
-	"$CC" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" \
+	"${in[@]}" "$cc" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" \
 		-I"$FR_TOP/userspace" "${defs[@]}" "$@" -o "$out" "$BENCH/fr_bench.c" "$lib" ||
 		fr_die "fr_bench does not build"
 }
@@ -196,7 +222,10 @@ run_vm() {
 	# The flush-counting event on from boot, never toggled (see tests/run.sh:
 	# text patching at run time can Oops 7.2 under TCG). fr_bench keeps it
 	# enabled through the whole run either way, timed repetitions included.
-	FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd" \
+	# arm64 counts with kprobe events that fr_bench adds (no such event).
+	local append="trace_event=tlb:tlb_flush trace_options=norecord-cmd"
+	fr_is_arm64 && append=
+	FASTREMAP_VM_APPEND=$append \
 	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-1500} \
 		stdbuf -oL "$FR_TOP/scripts/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
 	pid=$!

@@ -301,7 +301,7 @@ static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *ol
 	spinlock_t *old_ptl, *new_ptl;
 	pte_t *old_pte, *new_pte, pte;
 	pmd_t pmdval = READ_ONCE(*old_pmd);
-	unsigned long n = 0;
+	unsigned long n = 0, nr;
 
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
 		return;
@@ -322,8 +322,27 @@ static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *ol
 		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
 	old_pte = pte_offset_kernel(old_pmd, old_addr);
 	new_pte = pte_offset_kernel(new_pmd, new_addr);
-	for (; old_addr < old_end; old_pte++, new_pte++,
-	     old_addr += PAGE_SIZE, new_addr += PAGE_SIZE) {
+	for (; old_addr < old_end; old_pte += nr, new_pte += nr,
+	     old_addr += nr * PAGE_SIZE, new_addr += nr * PAGE_SIZE) {
+		nr = 1;
+		switch (fr_arch_move_block(m->mm, old_pte, old_addr, old_end,
+					   new_pte, new_addr)) {
+		case FR_BLOCK_KEPT:
+			m->stats.contpte++;
+			nr = FR_ARCH_BLOCK_PTES;
+			n += nr;
+			continue;
+		case FR_BLOCK_UNFOLDED:
+			m->stats.contpte_unfolded++;
+			nr = FR_ARCH_BLOCK_PTES;
+			n += nr;
+			continue;
+		case FR_BLOCK_CUT:
+			m->stats.contpte_unfolded++;
+			break;
+		case FR_BLOCK_NONE:
+			break;
+		}
 		if (pte_none(ptep_get(old_pte)))
 			continue;
 		pte = ptep_get_and_clear(m->mm, old_addr, old_pte);

@@ -18,6 +18,8 @@ struct fr_move_stats {
 	u64 thp;	/* PMD-mapped huge pages (or their migration entries) moved */
 	u64 pte;	/* PTEs moved */
 	u64 flushes;	/* range TLB flushes issued */
+	u64 contpte;	/* contiguous-PTE blocks moved whole, still one */
+	u64 contpte_unfolded;	/* ... moved as single entries (cut, misaligned) */
 };
 
 struct fr_move {

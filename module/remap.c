@@ -529,6 +529,8 @@ long fr_ioctl_remap(void __user *uarg)
 	req.moved_thp = r.stats.thp;
 	req.moved_pte = r.stats.pte;
 	req.tlb_flushes = r.stats.flushes;
+	req.moved_contpte = r.stats.contpte;
+	req.unfolded_contpte = r.stats.contpte_unfolded;
 	if (copy_to_user(uarg, &req, min_t(u32, usize, sizeof(req))))
 		return -EFAULT;
 	return 0;

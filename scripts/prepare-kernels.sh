@@ -11,10 +11,29 @@ set -euo pipefail
 # --variant=apt leaves out; without it DKMS's modules are unsigned).
 chroot_pkgs=make,linux-headers-amd64,linux-image-amd64,libelf-dev,bc,kmod,dkms,gcc,libc6-dev,openssl
 
+# This machine's own apt sources of a suite's updates (SUITE-security,
+# SUITE-updates), as "deb URI RELEASE COMPONENT" lines: Debian 12's
+# kernel comes from bookworm-security, and a bookworm chroot (the arm64
+# lane's build root) must have the kernel release the host has.
+host_updates() {
+	apt-get indextargets --format '$(RELEASE) $(REPO_URI) $(COMPONENT)' 2>/dev/null |
+		awk -v s="$1" 'index($1, s "-") == 1 { print "deb", $2, $1, $3 }' | sort -u
+}
+
 make_chroot() {
-	local suite=$1 dir tmp mirror
+	local suite=$1 dir tmp mirror extra=()
 	dir=$(fr_chroot_dir "$suite")
+	mapfile -t extra < <(host_updates "$suite")
 	if [ -f "$dir/.fastremap-ready" ]; then
+		# Chroots made before the host's update sources were added get
+		# them now, and the kernel headers they bring.
+		if [ ${#extra[@]} -gt 0 ] && ! grep -qF -- "${extra[0]}" "$dir/etc/apt/sources.list"; then
+			fr_log "$suite chroot: adding this machine's $suite update sources"
+			printf '%s\n' "${extra[@]}" >>"$dir/etc/apt/sources.list"
+			fr_in_root "$suite" sh -c 'apt-get update -q >/dev/null &&
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-headers-amd64 linux-image-amd64 >/dev/null' ||
+				fr_die "$suite chroot: cannot update its kernel headers"
+		fi
 		# Chroots made before openssl was in the list get it now.
 		if [ ! -x "$dir/usr/bin/openssl" ]; then
 			fr_log "$suite chroot: adding openssl (DKMS's signing key)"
@@ -26,14 +45,16 @@ make_chroot() {
 	fi
 	mirror=$(fr_mirror)
 	tmp="$dir.tmp"
-	rm -rf "$tmp"
+	# An interrupted mmdebstrap can leave its proc, sysfs and dev mounts
+	# in the half-made root: never delete through them.
+	rm -rf --one-file-system "$tmp"
 	mkdir -p "$FR_CACHE"
 	fr_log "creating $suite chroot (a few minutes, once)"
 	# sid's Release file on this mirror may be past Valid-Until.
 	mmdebstrap --variant=apt --include="$chroot_pkgs" \
 		--aptopt='Acquire::Check-Valid-Until "false"' \
 		--customize-hook='rm -f "$1"/etc/kernel/postinst.d/initramfs-tools' \
-		"$suite" "$tmp" "deb $mirror $suite main" >"$tmp.log" 2>&1 ||
+		"$suite" "$tmp" "deb $mirror $suite main" "${extra[@]}" >"$tmp.log" 2>&1 ||
 		{ tail -n 30 "$tmp.log" >&2; fr_die "mmdebstrap $suite failed"; }
 	rm -f "$tmp.log"
 	touch "$tmp/.fastremap-ready"

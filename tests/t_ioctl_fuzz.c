@@ -98,7 +98,7 @@ static void hostile_remap(struct fastremap_remap *r, size_t *len)
 	case 0: r->size = (uint32_t)rnd(); break;
 	case 1: r->size = FASTREMAP_REMAP_SIZE_VER0 - 8; break;
 	case 2: r->flags = (uint32_t)rnd() | 1; break;
-	case 3: r->reserved[rnd() % 3] = rnd() | 1; break;
+	case 3: r->reserved[rnd() % ARRAY_SIZE(r->reserved)] = rnd() | 1; break;
 	case 4: r->__pad0 = (uint32_t)rnd() | 1; break;
 	default: break;
 	}
@@ -277,7 +277,7 @@ static void aimed_call(void)
 	fr_req_init(&r, t.addr, t.len, new_len, r.mremap_flags, dst);
 	/* Now and then one hostile field: the call must fail, changing nothing. */
 	switch (r6) {
-	case 0: r.reserved[rnd() % 3] = rnd() | 1; break;
+	case 0: r.reserved[rnd() % ARRAY_SIZE(r.reserved)] = rnd() | 1; break;
 	case 1: r.flags = 1U << (rnd() % 32); break;
 	case 2: r.mremap_flags |= 8U << (rnd() % 29); break;
 	case 3: r.old_addr += 1 + rnd() % (PG - 1); break;
@@ -349,6 +349,7 @@ static void aimed_call(void)
 
 static void fuzz(int fd, uint64_t seed)
 {
+	static const __u64 zero_reserved[ARRAY_SIZE(((struct fastremap_remap *)0)->reserved)];
 	long bad_ret = 0, changed = 0, leaks = 0, ok_calls = 0;
 	uint64_t before = sentinel_sum();
 	double t0 = fr_now();
@@ -383,8 +384,8 @@ static void fuzz(int fd, uint64_t seed)
 			ok_calls++;
 			/* A successful answer carries no stray data. */
 			if (arg == &r && cmd == FASTREMAP_IOC_REMAP &&
-			    (r.flags || r.__pad0 || r.reserved[0] ||
-			     r.reserved[1] || r.reserved[2]))
+			    (r.flags || r.__pad0 ||
+			     memcmp(r.reserved, zero_reserved, sizeof(r.reserved))))
 				leaks++;
 		}
 	}

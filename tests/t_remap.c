@@ -1073,7 +1073,7 @@ static void m_flags(struct fastremap_remap *r) { r->flags = 1; }
 static void m_flags31(struct fastremap_remap *r) { r->flags = 1u << 31; }
 static void m_pad(struct fastremap_remap *r) { r->__pad0 = 1; }
 static void m_res0(struct fastremap_remap *r) { r->reserved[0] = 1; }
-static void m_res2(struct fastremap_remap *r) { r->reserved[2] = 1ULL << 63; }
+static void m_res0hi(struct fastremap_remap *r) { r->reserved[0] = 1ULL << 63; }
 static void m_size0(struct fastremap_remap *r) { r->size = 0; }
 static void m_size_small(struct fastremap_remap *r) { r->size = FASTREMAP_REMAP_SIZE_VER0 - 8; }
 static void m_size_huge(struct fastremap_remap *r) { r->size = 4097; }
@@ -1084,7 +1084,7 @@ static const struct abi_case abi_cases[] = {
 	{ "flags bit 31", m_flags31, EINVAL },
 	{ "non-zero __pad0", m_pad, EINVAL },
 	{ "non-zero reserved[0]", m_res0, EINVAL },
-	{ "non-zero reserved[2]", m_res2, EINVAL },
+	{ "reserved[0] bit 63", m_res0hi, EINVAL },
 	{ "size 0", m_size0, EINVAL },
 	{ "size below the first published size", m_size_small, EINVAL },
 	{ "size above a page", m_size_huge, EINVAL },

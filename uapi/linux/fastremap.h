@@ -103,7 +103,16 @@ struct fastremap_remap {
 	__u64 moved_thp;	/* PMD-mapped huge pages moved whole */
 	__u64 moved_pte;	/* single PTEs moved */
 	__u64 tlb_flushes;	/* range TLB flushes the relocation issued */
-	__u64 reserved[3];
+	/*
+	 * arm64's contiguous-PTE blocks (64 KiB of a large folio), counted
+	 * in moved_pte too: moved whole and still contiguous at new_addr;
+	 * or moved as single entries, because the range cuts the block or
+	 * new_addr is not congruent with old_addr modulo 64 KiB. Always 0
+	 * on x86-64.
+	 */
+	__u64 moved_contpte;
+	__u64 unfolded_contpte;
+	__u64 reserved[1];
 };
 
 #define FASTREMAP_REMAP_SIZE_VER0	112

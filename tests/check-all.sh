@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make check's suite: tests/run.sh on the x86-64 lane, then on the arm64
+# lane (FASTREMAP_ARCH=arm64), one after the other: each lane's guests
+# use both of the machine's cores, so running the lanes side by side only
+# stretches both towards their VM time limits. Each lane prints its own
+# summary; the last line adds them up as "N passed, N failed, N skipped".
+# FASTREMAP_ARCHES="amd64" (or "arm64") runs one lane.
+set -uo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+pass=0 fail=0 skip=0 rc=0
+for arch in ${FASTREMAP_ARCHES:-amd64 arm64}; do
+	log="$FR_TOP/build/check-$arch.log"
+	mkdir -p "$FR_TOP/build"
+	echo "# ===== lane $arch"
+	FASTREMAP_ARCH=$arch "$FR_TOP/tests/run.sh" | tee "$log"
+	r=${PIPESTATUS[0]}
+	[ "$r" = 0 ] || rc=1
+	# The lane's last line: "N passed, N failed, N skipped".
+	read -r p f s < <(tail -n 1 "$log" |
+		sed -nE 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p')
+	if [ -z "${p:-}" ]; then
+		echo "# lane $arch: no summary line"
+		fail=$((fail + 1)) rc=1
+		continue
+	fi
+	echo "# lane $arch: $p passed, $f failed, $s skipped"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	p=
+done
+echo "$pass passed, $fail failed, $skip skipped"
+exit "$rc"

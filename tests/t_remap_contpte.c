@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FASTREMAP_IOC_REMAP on arm64's contiguous PTEs (CONFIG_ARM64_CONTPTE,
+ * 6.9+): the kernel maps each aligned 64 KiB of a large folio as a block
+ * of 16 entries with the contiguous bit. A block lying wholly in the
+ * moved range moves whole (moved_contpte), without the kernel's unfold
+ * and refold, and stays contiguous where the destination is congruent
+ * modulo 64 KiB; becomes single entries where it is not; and a block the
+ * range cuts is unfolded by the kernel first, so that what stays behind
+ * is single entries (unfolded_contpte counts both).
+ *
+ * Whether entries are contiguous is the kernel's own view: ptep_get()
+ * calls contpte_ptep_get() exactly for a valid entry with the contiguous
+ * bit, and /proc/self/pagemap reads each entry once with ptep_get(); a
+ * kprobe event on contpte_ptep_get counts them while this process reads
+ * its pagemap. Kprobes on __contpte_try_unfold and __contpte_try_fold
+ * count the kernel's unfolds and fold attempts during the move. The
+ * blocks come from 64 KiB anonymous mTHP (hugepages-64kB/enabled, set to
+ * "always" for the test and put back).
+ *
+ * Skips on x86-64 (no such blocks) and on kernels without contiguous PTEs
+ * (6.1). Runs as root inside the test VM with the module loaded.
+ *
+ * Usage: t_remap_contpte
+ */
+#define _GNU_SOURCE
+#include "remap_util.h"
+
+#define RW	(PROT_READ | PROT_WRITE)
+#define ANON	(MAP_PRIVATE | MAP_ANONYMOUS)
+#define BLOCK	(16 * PG)	/* CONT_PTE_SIZE with 4 KiB pages */
+#define BLOCK_PAGES	16
+#define MTHP_64K	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+
+#ifdef __aarch64__
+static int fd = -1;
+static const char *trace_dir;
+static char tracing_was[4];
+
+/* The kprobe events of this test, in their own group. */
+enum { EV_GET, EV_UNFOLD, EV_FOLD, EV_N };
+static const char *const ev_fn[EV_N] = {
+	"contpte_ptep_get", "__contpte_try_unfold", "__contpte_try_fold",
+};
+static const char *const ev_name[EV_N] = { "cget", "cunfold", "cfold" };
+
+static void probes_off(void)
+{
+	char cmd[64];
+
+	fr_write_file(trace_dir, "events/fr_cont/enable", "0", O_TRUNC);
+	for (int i = 0; i < EV_N; i++) {
+		snprintf(cmd, sizeof(cmd), "-:fr_cont/%s\n", ev_name[i]);
+		fr_write_file(trace_dir, "kprobe_events", cmd, O_APPEND);
+	}
+}
+
+/* 0, or -errno of the first probe that would not register. */
+static int probes_on(const char **failed)
+{
+	char cmd[96];
+	int ret = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s/tracing_on", trace_dir);
+	if (fr_read_str(cmd, tracing_was, sizeof(tracing_was)))
+		tracing_was[0] = '1';
+	fr_write_file(trace_dir, "tracing_on", "0", O_TRUNC);
+	fr_write_file(trace_dir, "options/record-cmd", "0", O_TRUNC);
+	for (int i = 0; i < EV_N && !ret; i++) {
+		snprintf(cmd, sizeof(cmd), "p:fr_cont/%s %s\n", ev_name[i], ev_fn[i]);
+		ret = fr_write_file(trace_dir, "kprobe_events", cmd, O_APPEND);
+		if (ret)
+			*failed = ev_fn[i];
+	}
+	if (!ret) {
+		ret = fr_write_file(trace_dir, "events/fr_cont/enable", "1", O_TRUNC);
+		if (ret)
+			*failed = "events/fr_cont/enable";
+	}
+	if (ret)
+		probes_off();
+	return ret;
+}
+
+/* Counts this process's hits of each probe while fn(arg) runs. */
+static int count_hits(void (*fn)(void *), void *arg, long hits[EV_N])
+{
+	char path[160], *line = NULL, pat[32];
+	size_t cap = 0;
+	pid_t pid = getpid();
+	FILE *f;
+
+	memset(hits, 0, EV_N * sizeof(hits[0]));
+	if (fr_write_file(trace_dir, "trace", "", O_TRUNC) ||
+	    fr_write_file(trace_dir, "tracing_on", "1", O_TRUNC))
+		return -1;
+	fn(arg);
+	fr_write_file(trace_dir, "tracing_on", "0", O_TRUNC);
+	snprintf(path, sizeof(path), "%s/trace", trace_dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		char *br, *q;
+
+		if (line[0] == '#')
+			continue;
+		/* "  comm-PID  [CPU] flags  ts: NAME: (fn+0x0/...)" */
+		br = strstr(line, " [");
+		if (!br)
+			continue;
+		q = br;
+		while (q > line && q[-1] == ' ')
+			q--;
+		while (q > line && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		if (q == line || q[-1] != '-' || strtol(q, NULL, 10) != pid)
+			continue;
+		for (int i = 0; i < EV_N; i++) {
+			snprintf(pat, sizeof(pat), " %s:", ev_name[i]);
+			if (strstr(br, pat))
+				hits[i]++;
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+struct span {
+	const char *p;
+	size_t len;
+};
+
+/* Reads the pagemap entries of a span: one ptep_get() per page. */
+static void read_pagemap(void *arg)
+{
+	const struct span *s = arg;
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t buf[512];
+	size_t n = s->len / PG;
+
+	if (pm < 0)
+		return;
+	if (n > ARRAY_SIZE(buf))
+		n = ARRAY_SIZE(buf);
+	if (pread(pm, buf, n * sizeof(buf[0]), (uintptr_t)s->p / PG * sizeof(buf[0])) < 0)
+		tap_diag("pagemap read: %s", strerror(errno));
+	close(pm);
+}
+
+/* How many entries of [p, p + len) the kernel sees as contiguous, or -1. */
+static long cont_entries(const char *p, size_t len)
+{
+	struct span s = { p, len };
+	long hits[EV_N];
+
+	if (count_hits(read_pagemap, &s, hits))
+		return -1;
+	return hits[EV_GET];
+}
+
+struct move {
+	char *src, *dst;
+	size_t len;
+	struct fastremap_remap r;
+	void *ret;
+	int err;
+};
+
+static void do_move(void *arg)
+{
+	struct move *m = arg;
+
+	m->ret = fr_remap(fd, m->src, m->len, m->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			  m->dst, &m->r);
+	m->err = errno;
+}
+
+/*
+ * The cases: a source of SRC_BLOCKS blocks, 64 KiB-aligned (but not
+ * 2 MiB-aligned, so nothing moves as a whole table); the moved range
+ * starts @src_off bytes in and is @len long; the destination is
+ * 64 KiB-aligned plus @dst_off.
+ */
+#define SRC_BLOCKS	6
+struct contpte_case {
+	const char *name;
+	size_t src_off, len, dst_off;
+	uint64_t kept, unfolded;	/* moved_contpte, unfolded_contpte */
+	long dst_cont;			/* contiguous entries at the destination */
+	long kernel_unfolds;		/* __contpte_try_unfold calls in the move */
+};
+
+static const struct contpte_case cases[] = {
+	{ "whole blocks, destination congruent modulo 64 KiB: moved whole, still contiguous",
+	  BLOCK, 4 * BLOCK, 0, 4, 0, 4 * BLOCK_PAGES, 0 },
+	{ "whole blocks, destination 4 KiB off: moved whole, single entries there",
+	  BLOCK, 4 * BLOCK, PG, 0, 4, 0, 0 },
+	{ "a range cutting a block at each end: the cut blocks unfolded, the rest whole",
+	  BLOCK + 8 * PG, 4 * BLOCK, 8 * PG, 3, 2, 3 * BLOCK_PAGES, 2 },
+};
+
+static void run_case(const struct contpte_case *c, uint64_t seed)
+{
+	struct fr_area sa, da;
+	size_t src_len = SRC_BLOCKS * BLOCK;
+	char *src, *dst, *base;
+	struct move m;
+	long before, after, hits[EV_N], rest;
+	size_t end = c->src_off + c->len;
+	int ok;
+
+	/* Aligned to 2 MiB, then a block in: no whole PTE table can move. */
+	base = map_aligned(src_len + BLOCK, SZ_2M, RW, ANON, -1, 0, &sa);
+	if (!base) {
+		tap_ok(0, "%s: source mapping (%s)", c->name, strerror(errno));
+		return;
+	}
+	munmap(base, BLOCK);
+	src = base + BLOCK;
+	fill_pattern(src, src_len, seed);
+	dst = fr_pick(c->len + 2 * BLOCK, SZ_2M, &da);
+	if (!dst) {
+		tap_ok(0, "%s: destination reservation", c->name);
+		fr_release(&sa);
+		return;
+	}
+	dst += BLOCK + c->dst_off;
+
+	before = cont_entries(src, src_len);
+	tap_ok(before == SRC_BLOCKS * BLOCK_PAGES,
+	       "%s: the source is %d contiguous blocks before (%ld of %d entries seen contiguous)",
+	       c->name, SRC_BLOCKS, before, SRC_BLOCKS * BLOCK_PAGES);
+
+	m = (struct move){ .src = src + c->src_off, .dst = dst, .len = c->len };
+	if (count_hits(do_move, &m, hits)) {
+		tap_ok(0, "%s: counting the kernel's unfolds", c->name);
+		goto out;
+	}
+	if (!tap_ok(m.ret == dst, "%s: moved (%s)", c->name,
+		    m.ret == dst ? "ok" : strerror(m.err)))
+		goto out;
+	tap_diag("%s: pte %llu, contpte kept %llu, unfolded %llu, %llu flush(es); kernel unfolds %ld, fold attempts %ld",
+		 c->name, (unsigned long long)m.r.moved_pte,
+		 (unsigned long long)m.r.moved_contpte,
+		 (unsigned long long)m.r.unfolded_contpte,
+		 (unsigned long long)m.r.tlb_flushes, hits[EV_UNFOLD], hits[EV_FOLD]);
+	tap_ok(m.r.moved_contpte == c->kept && m.r.unfolded_contpte == c->unfolded &&
+	       m.r.moved_pte == c->len / PG && m.r.tlb_flushes == 1,
+	       "%s: stats: %llu blocks kept, %llu unfolded, %llu PTEs, one flush (want %llu, %llu, %zu, 1)",
+	       c->name, (unsigned long long)m.r.moved_contpte,
+	       (unsigned long long)m.r.unfolded_contpte, (unsigned long long)m.r.moved_pte,
+	       (unsigned long long)c->kept, (unsigned long long)c->unfolded, c->len / PG);
+	tap_ok(hits[EV_UNFOLD] == c->kernel_unfolds,
+	       "%s: the kernel unfolded %ld block(s) during the move (want %ld)",
+	       c->name, hits[EV_UNFOLD], c->kernel_unfolds);
+	after = cont_entries(dst, c->len);
+	tap_ok(after == c->dst_cont,
+	       "%s: the kernel sees %ld contiguous entries at the destination (want %ld)",
+	       c->name, after, c->dst_cont);
+	/* What stayed of the source: single entries where a block was cut. */
+	rest = 0;
+	if (c->src_off) {
+		long n = cont_entries(src, c->src_off);
+
+		rest += n < 0 ? 1 << 20 : n;
+	}
+	if (c->src_off + c->len < src_len) {
+		long n = cont_entries(src + c->src_off + c->len, src_len - c->src_off - c->len);
+
+		rest += n < 0 ? 1 << 20 : n;
+	}
+	{
+		size_t lo_cut = c->src_off % BLOCK, hi_cut = (c->src_off + c->len) % BLOCK;
+		long want = (long)((c->src_off - lo_cut) / PG) +
+			    (long)((src_len - (c->src_off + c->len) - (hi_cut ? BLOCK - hi_cut : 0)) / PG);
+
+		tap_ok(rest == want,
+		       "%s: what stayed of the source: %ld entries contiguous (want %ld: the uncut blocks)",
+		       c->name, rest, want);
+	}
+	ok = verify_pattern_off(dst, c->len, seed, c->src_off / PG, 0) < 0 &&
+	     verify_pattern_off(src, c->src_off, seed, 0, 0) < 0 &&
+	     verify_pattern_off(src + end, src_len - end, seed, end / PG, 0) < 0;
+	tap_ok(ok, "%s: every page's data where it belongs", c->name);
+	/* Writes through both sides land, after the entries changed. */
+	fill_pattern(dst, c->len, seed + 1);
+	fill_pattern(src, c->src_off, seed + 2);
+	ok = verify_pattern(dst, c->len, seed + 1, 0) < 0 &&
+	     verify_pattern(src, c->src_off, seed + 2, 0) < 0;
+	tap_ok(ok, "%s: writes on both sides after the move read back", c->name);
+out:
+	fr_release(&da);
+	fr_release(&sa);
+}
+
+int main(void)
+{
+	char was[64] = "", path[160];
+	const char *failed = NULL;
+	int ret;
+
+	printf("# t_remap_contpte: arm64 contiguous PTEs moved whole or unfolded\n");
+	fd = fr_open();
+	if (fd < 0) {
+		tap_ok(0, "open " FASTREMAP_DEVICE " (%s)", strerror(errno));
+		goto done;
+	}
+	if (fr_read_str(MTHP_64K, was, sizeof(was))) {
+		tap_skip_test("no 64 KiB mTHP in this kernel (6.8+)",
+			      "contiguous PTEs: the kernel has no contiguous-PTE blocks");
+		goto done;
+	}
+	trace_dir = fr_tracefs();
+	if (!trace_dir) {
+		tap_ok(0, "tracefs with kprobe events");
+		goto done;
+	}
+	ret = probes_on(&failed);
+	if (ret == -ENOENT || ret == -EINVAL) {
+		tap_skip_test("no CONFIG_ARM64_CONTPTE (6.9+): no contpte functions to probe",
+			      "contiguous PTEs: the kernel has no contiguous-PTE blocks");
+		tap_diag("probe of %s: %s", failed, strerror(-ret));
+		goto done;
+	}
+	if (!tap_ok(ret == 0, "kprobe events on the kernel's contpte functions (%s)",
+		    ret ? strerror(-ret) : "ok"))
+		goto done;
+	tap_diag("hugepages-64kB/enabled was: %s", was);
+	snprintf(path, sizeof(path), "%s", MTHP_64K);
+	if (!tap_ok(fr_write_str(path, "always") == 0, "64 KiB mTHP on (always)"))
+		goto off;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		run_case(&cases[i], 0xc0417e + i);
+	/* Put back what was selected ("always [inherit] madvise never"). */
+	{
+		char *l = strchr(was, '['), *r = l ? strchr(l, ']') : NULL;
+
+		if (l && r) {
+			*r = 0;
+			fr_write_str(path, l + 1);
+		}
+	}
+off:
+	probes_off();
+	fr_write_file(trace_dir, "trace", "", O_TRUNC);
+	fr_write_file(trace_dir, "tracing_on", tracing_was[0] == '0' ? "0" : "1", O_TRUNC);
+done:
+	return tap_done();
+}
+#else
+int main(void)
+{
+	printf("# t_remap_contpte: arm64 contiguous PTEs moved whole or unfolded\n");
+	tap_skip_test("arm64 only: x86-64 has no contiguous-PTE blocks",
+		      "contiguous PTEs: the kernel has no contiguous-PTE blocks");
+	return tap_done();
+}
+#endif
