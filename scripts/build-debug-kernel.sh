@@ -13,13 +13,18 @@
 #           lane's build root: its /boot holds only the debug kernel.
 # A kernel is reused until its source package or the fragment changes.
 # Nothing is rebuilt when the cached kernel is current. The build runs at
-# nice 19: on two cores it takes about 10 (6.1) to 40 (7.x) minutes.
+# nice 19 (FASTREMAP_BUILD_NICE) with one job per CPU (FASTREMAP_BUILD_JOBS):
+# on two idle cores it takes about 10 (6.1) to 40 (7.x) minutes. On a
+# machine busy with other work, more jobs and a lower nice value get the
+# build its share of the CPU.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 lane=${1:-$FR_DEBUG_SUITE}
 frag="$FR_TOP/scripts/debug-kernel.config"
 pkgs="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils"
+nice=${FASTREMAP_BUILD_NICE:-19}
+jobs=${FASTREMAP_BUILD_JOBS:-$(nproc)}
 
 case $lane in
 "$FR_DEBUG_SUITE")
@@ -29,7 +34,7 @@ case $lane in
 	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	dir="$FR_CACHE/debug-6.1"	# everything of the lane, as seen from here
 	in=$dir				# the same, as seen by the build
-	run() { nice -n 19 "$@"; }
+	run() { nice -n "$nice" "$@"; }
 	;;
 "$FR_DEBUG7_SUITE")
 	root=$(fr_chroot_dir "$lane")
@@ -52,7 +57,7 @@ case $lane in
 	srcver=$(fr_in_root "$lane" dpkg-query -W -f='${Version}' "linux-source-$series")
 	in=/var/cache/fastremap-debug
 	dir="$root$in"
-	run() { fr_in_root "$lane" nice -n 19 "$@"; }
+	run() { fr_in_root "$lane" nice -n "$nice" "$@"; }
 	;;
 *) fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE]" ;;
 esac
@@ -132,7 +137,7 @@ done < <(grep -E '^CONFIG_' "$frag")
 
 fr_log "$lane kernel: building linux-source $srcver (log: $dir/build.log)"
 start=$(date +%s)
-if ! run make -C "$in/linux-$key" -j"$(nproc)" >"$dir/build.log" 2>&1; then
+if ! run make -C "$in/linux-$key" -j"$jobs" >"$dir/build.log" 2>&1; then
 	tail -n 40 "$dir/build.log" >&2
 	fr_die "$lane kernel: build failed (log: $dir/build.log)"
 fi
