@@ -40,6 +40,7 @@
 #include "pgmove.h"
 #include "remap.h"
 #include "move.h"
+#include "mutant.h"
 
 #define FR_MOVE_FLAGS		FASTREMAP_MOVE_ALLOW_HOLES
 
@@ -429,7 +430,8 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 			return -EBUSY;
 		if (folio_test_large(folio))
 			return FR_RETRY;
-		if (!PageAnonExclusive(page) || folio_maybe_dma_pinned(folio))
+		if ((!PageAnonExclusive(page) && !FR_MUTANT(MOVE_NO_EXCLUSIVE)) ||
+		    folio_maybe_dma_pinned(folio))
 			return -EBUSY;
 		if (!folio_trylock(folio)) {
 			folio_get(folio);
@@ -451,7 +453,8 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 			return -EBUSY;
 		}
 		fr_folio_move_anon(folio, dvma->anon_vma);
-		WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+		if (!FR_MUTANT(MOVE_NO_INDEX))
+			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
 	}
 	/*
 	 * Until the flush, another CPU may write this page through a stale
@@ -508,7 +511,9 @@ static int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
 		    fr_folio_swap_val(folio) == entry.val &&
 		    folio_test_anon(folio)) {
 			fr_folio_move_anon(folio, dvma->anon_vma);
-			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+			if (!FR_MUTANT(MOVE_NO_INDEX))
+				WRITE_ONCE(folio->index,
+					   linear_page_index(dvma, dst));
 		}
 	}
 	pte = ptep_get_and_clear(b->mm, src, src_pte);
@@ -571,7 +576,8 @@ static int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 		goto out;
 	}
 	fr_folio_move_anon(folio, dvma->anon_vma);
-	WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+	if (!FR_MUTANT(MOVE_NO_INDEX))
+		WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
 	if (dst_ptl != src_ptl) {
 		pgtable = fr_call(pgtable_trans_huge_withdraw, b->mm, src_pmd);
 		fr_call(pgtable_trans_huge_deposit, b->mm, dst_pmd, pgtable);
@@ -730,7 +736,7 @@ static int fr_move_batch(struct fr_batch *b)
 			break;
 		i = b->i;
 		off = b->off;
-		if (b->anon_vma)
+		if (b->anon_vma && !FR_MUTANT(MOVE_NO_RMAP_LOCK))
 			anon_vma_lock_write(b->anon_vma);
 		/* A PTE reclaim cleared with its flush still pending must not move. */
 		fr_flush_tlb_batched_pending(b->mm);
@@ -752,11 +758,14 @@ static int fr_move_batch(struct fr_batch *b)
 		 * the source refilled, finds the moved entry already dirty
 		 * (fr_move_present()).
 		 */
-		if (b->hi > b->lo) {
+		if (b->hi > b->lo && FR_MUTANT(MOVE_NO_FLUSH)) {
+			b->stats.flushes++;
+			b->lo = b->hi = 0;
+		} else if (b->hi > b->lo) {
 			fr_flush_moved(b->mm, b->lo, b->hi, &b->stats);
 			b->lo = b->hi = 0;
 		}
-		if (b->anon_vma)
+		if (b->anon_vma && !FR_MUTANT(MOVE_NO_RMAP_LOCK))
 			anon_vma_unlock_write(b->anon_vma);
 		if (b->wait) {
 			/* The owner may need the anon_vma lock: wait for it now. */
