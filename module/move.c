@@ -73,6 +73,8 @@ struct fr_batch {
 	unsigned long end_off;
 	/* The span of source addresses moved since the last flush. */
 	unsigned long lo, hi;
+	/* The VMA fr_move_vma_at() found last. */
+	struct vm_area_struct *last_vma;
 	/* A folio to lock and unlock (referenced) before the next pass. */
 	struct folio *wait;
 	struct fr_move_stats stats;
@@ -170,12 +172,29 @@ static int fr_move_vma_ok(struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * The VMA holding @addr. A batch mostly stays inside one heap, and each
+ * move is looked up several times: the last VMA found is tried first.
+ * VMAs cannot change under the batch: mmap_lock is held for write.
+ */
+static struct vm_area_struct *fr_move_vma_at(struct fr_batch *b,
+					     unsigned long addr)
+{
+	struct vm_area_struct *vma = b->last_vma;
+
+	if (vma && addr >= vma->vm_start && addr < vma->vm_end)
+		return vma;
+	vma = vma_lookup(b->mm, addr);
+	b->last_vma = vma;
+	return vma;
+}
+
 /* [addr, addr + len) inside one VMA, which is returned. */
-static struct vm_area_struct *fr_move_vma(struct mm_struct *mm,
+static struct vm_area_struct *fr_move_vma(struct fr_batch *b,
 					  unsigned long addr,
 					  unsigned long len)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, addr);
+	struct vm_area_struct *vma = fr_move_vma_at(b, addr);
 
 	if (!vma || len > vma->vm_end - addr)
 		return NULL;
@@ -196,8 +215,8 @@ static int fr_move_check_vmas(struct fr_batch *b)
 	int ret;
 
 	for (k = 0; k < b->count; k++) {
-		src = fr_move_vma(b->mm, b->v[k].src, b->v[k].len);
-		dst = fr_move_vma(b->mm, b->v[k].dst, b->v[k].len);
+		src = fr_move_vma(b, b->v[k].src, b->v[k].len);
+		dst = fr_move_vma(b, b->v[k].dst, b->v[k].len);
 		if (!src || !dst)
 			return -EFAULT;
 		ret = fr_move_vma_ok(src);
@@ -220,8 +239,8 @@ static int fr_move_check_vmas(struct fr_batch *b)
 		root = src->anon_vma->root;
 	}
 	for (k = 0; k < b->count; k++) {
-		src = vma_lookup(b->mm, b->v[k].src);
-		dst = vma_lookup(b->mm, b->v[k].dst);
+		src = fr_move_vma_at(b, b->v[k].src);
+		dst = fr_move_vma_at(b, b->v[k].dst);
 		if (src->anon_vma && !dst->anon_vma) {
 			if (fr_call(__anon_vma_prepare, dst))
 				return -ENOMEM;
@@ -233,8 +252,10 @@ static int fr_move_check_vmas(struct fr_batch *b)
 			b->anon_vma = src->anon_vma;
 	}
 	for (k = 0; k < b->count; k++) {
-		vma_start_write(vma_lookup(b->mm, b->v[k].src));
-		vma_start_write(vma_lookup(b->mm, b->v[k].dst));
+		src = fr_move_vma_at(b, b->v[k].src);
+		dst = fr_move_vma_at(b, b->v[k].dst);
+		vma_start_write(src);
+		vma_start_write(dst);
 	}
 	return 0;
 }
@@ -373,7 +394,7 @@ static int fr_move_prepare(struct fr_batch *b)
 	u32 k;
 
 	for (k = b->i; fr_move_seg(b, k, &s, &e); k++) {
-		vma = vma_lookup(b->mm, b->v[k].src);
+		vma = fr_move_vma_at(b, b->v[k].src);
 		for (; s < e; s += n) {
 			src = b->v[k].src + s;
 			dst = b->v[k].dst + s;
@@ -697,7 +718,7 @@ static int fr_move_locked(struct fr_batch *b)
 	int ret;
 
 	while (fr_move_seg(b, b->i, &s, &e)) {
-		dvma = vma_lookup(b->mm, b->v[b->i].dst);
+		dvma = fr_move_vma_at(b, b->v[b->i].dst);
 		for (; s < e; s += n) {
 			n = fr_move_extent(b->v[b->i].src + s,
 					   b->v[b->i].dst + s, e - s);
@@ -728,7 +749,7 @@ static int fr_move_batch(struct fr_batch *b)
 		lo = min_t(unsigned long, lo, b->v[k].src);
 		hi = max_t(unsigned long, hi, b->v[k].src + b->v[k].len);
 	}
-	fr_mmu_notifier_start(&range, vma_lookup(b->mm, b->v[0].src), lo, hi);
+	fr_mmu_notifier_start(&range, fr_move_vma_at(b, b->v[0].src), lo, hi);
 	while (b->i < b->count) {
 		fr_move_plan(b);
 		ret = fr_move_prepare(b);
