@@ -40,6 +40,7 @@
 #include "pgmove.h"
 #include "remap.h"
 #include "move.h"
+#include "mutant.h"
 
 #define FR_MOVE_FLAGS		FASTREMAP_MOVE_ALLOW_HOLES
 
@@ -72,6 +73,8 @@ struct fr_batch {
 	unsigned long end_off;
 	/* The span of source addresses moved since the last flush. */
 	unsigned long lo, hi;
+	/* The VMA fr_move_vma_at() found last. */
+	struct vm_area_struct *last_vma;
 	/* A folio to lock and unlock (referenced) before the next pass. */
 	struct folio *wait;
 	struct fr_move_stats stats;
@@ -169,12 +172,29 @@ static int fr_move_vma_ok(struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * The VMA holding @addr. A batch mostly stays inside one heap, and each
+ * move is looked up several times: the last VMA found is tried first.
+ * VMAs cannot change under the batch: mmap_lock is held for write.
+ */
+static struct vm_area_struct *fr_move_vma_at(struct fr_batch *b,
+					     unsigned long addr)
+{
+	struct vm_area_struct *vma = b->last_vma;
+
+	if (vma && addr >= vma->vm_start && addr < vma->vm_end)
+		return vma;
+	vma = vma_lookup(b->mm, addr);
+	b->last_vma = vma;
+	return vma;
+}
+
 /* [addr, addr + len) inside one VMA, which is returned. */
-static struct vm_area_struct *fr_move_vma(struct mm_struct *mm,
+static struct vm_area_struct *fr_move_vma(struct fr_batch *b,
 					  unsigned long addr,
 					  unsigned long len)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, addr);
+	struct vm_area_struct *vma = fr_move_vma_at(b, addr);
 
 	if (!vma || len > vma->vm_end - addr)
 		return NULL;
@@ -195,8 +215,8 @@ static int fr_move_check_vmas(struct fr_batch *b)
 	int ret;
 
 	for (k = 0; k < b->count; k++) {
-		src = fr_move_vma(b->mm, b->v[k].src, b->v[k].len);
-		dst = fr_move_vma(b->mm, b->v[k].dst, b->v[k].len);
+		src = fr_move_vma(b, b->v[k].src, b->v[k].len);
+		dst = fr_move_vma(b, b->v[k].dst, b->v[k].len);
 		if (!src || !dst)
 			return -EFAULT;
 		ret = fr_move_vma_ok(src);
@@ -219,8 +239,8 @@ static int fr_move_check_vmas(struct fr_batch *b)
 		root = src->anon_vma->root;
 	}
 	for (k = 0; k < b->count; k++) {
-		src = vma_lookup(b->mm, b->v[k].src);
-		dst = vma_lookup(b->mm, b->v[k].dst);
+		src = fr_move_vma_at(b, b->v[k].src);
+		dst = fr_move_vma_at(b, b->v[k].dst);
 		if (src->anon_vma && !dst->anon_vma) {
 			if (fr_call(__anon_vma_prepare, dst))
 				return -ENOMEM;
@@ -232,8 +252,10 @@ static int fr_move_check_vmas(struct fr_batch *b)
 			b->anon_vma = src->anon_vma;
 	}
 	for (k = 0; k < b->count; k++) {
-		vma_start_write(vma_lookup(b->mm, b->v[k].src));
-		vma_start_write(vma_lookup(b->mm, b->v[k].dst));
+		src = fr_move_vma_at(b, b->v[k].src);
+		dst = fr_move_vma_at(b, b->v[k].dst);
+		vma_start_write(src);
+		vma_start_write(dst);
 	}
 	return 0;
 }
@@ -372,7 +394,7 @@ static int fr_move_prepare(struct fr_batch *b)
 	u32 k;
 
 	for (k = b->i; fr_move_seg(b, k, &s, &e); k++) {
-		vma = vma_lookup(b->mm, b->v[k].src);
+		vma = fr_move_vma_at(b, b->v[k].src);
 		for (; s < e; s += n) {
 			src = b->v[k].src + s;
 			dst = b->v[k].dst + s;
@@ -429,7 +451,8 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 			return -EBUSY;
 		if (folio_test_large(folio))
 			return FR_RETRY;
-		if (!PageAnonExclusive(page) || folio_maybe_dma_pinned(folio))
+		if ((!PageAnonExclusive(page) && !FR_MUTANT(MOVE_NO_EXCLUSIVE)) ||
+		    folio_maybe_dma_pinned(folio))
 			return -EBUSY;
 		if (!folio_trylock(folio)) {
 			folio_get(folio);
@@ -451,7 +474,8 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 			return -EBUSY;
 		}
 		fr_folio_move_anon(folio, dvma->anon_vma);
-		WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+		if (!FR_MUTANT(MOVE_NO_INDEX))
+			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
 	}
 	/*
 	 * Until the flush, another CPU may write this page through a stale
@@ -508,7 +532,9 @@ static int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
 		    fr_folio_swap_val(folio) == entry.val &&
 		    folio_test_anon(folio)) {
 			fr_folio_move_anon(folio, dvma->anon_vma);
-			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+			if (!FR_MUTANT(MOVE_NO_INDEX))
+				WRITE_ONCE(folio->index,
+					   linear_page_index(dvma, dst));
 		}
 	}
 	pte = ptep_get_and_clear(b->mm, src, src_pte);
@@ -571,7 +597,8 @@ static int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 		goto out;
 	}
 	fr_folio_move_anon(folio, dvma->anon_vma);
-	WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+	if (!FR_MUTANT(MOVE_NO_INDEX))
+		WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
 	if (dst_ptl != src_ptl) {
 		pgtable = fr_call(pgtable_trans_huge_withdraw, b->mm, src_pmd);
 		fr_call(pgtable_trans_huge_deposit, b->mm, dst_pmd, pgtable);
@@ -691,7 +718,7 @@ static int fr_move_locked(struct fr_batch *b)
 	int ret;
 
 	while (fr_move_seg(b, b->i, &s, &e)) {
-		dvma = vma_lookup(b->mm, b->v[b->i].dst);
+		dvma = fr_move_vma_at(b, b->v[b->i].dst);
 		for (; s < e; s += n) {
 			n = fr_move_extent(b->v[b->i].src + s,
 					   b->v[b->i].dst + s, e - s);
@@ -722,7 +749,7 @@ static int fr_move_batch(struct fr_batch *b)
 		lo = min_t(unsigned long, lo, b->v[k].src);
 		hi = max_t(unsigned long, hi, b->v[k].src + b->v[k].len);
 	}
-	fr_mmu_notifier_start(&range, vma_lookup(b->mm, b->v[0].src), lo, hi);
+	fr_mmu_notifier_start(&range, fr_move_vma_at(b, b->v[0].src), lo, hi);
 	while (b->i < b->count) {
 		fr_move_plan(b);
 		ret = fr_move_prepare(b);
@@ -730,7 +757,7 @@ static int fr_move_batch(struct fr_batch *b)
 			break;
 		i = b->i;
 		off = b->off;
-		if (b->anon_vma)
+		if (b->anon_vma && !FR_MUTANT(MOVE_NO_RMAP_LOCK))
 			anon_vma_lock_write(b->anon_vma);
 		/* A PTE reclaim cleared with its flush still pending must not move. */
 		fr_flush_tlb_batched_pending(b->mm);
@@ -752,11 +779,14 @@ static int fr_move_batch(struct fr_batch *b)
 		 * the source refilled, finds the moved entry already dirty
 		 * (fr_move_present()).
 		 */
-		if (b->hi > b->lo) {
+		if (b->hi > b->lo && FR_MUTANT(MOVE_NO_FLUSH)) {
+			b->stats.flushes++;
+			b->lo = b->hi = 0;
+		} else if (b->hi > b->lo) {
 			fr_flush_moved(b->mm, b->lo, b->hi, &b->stats);
 			b->lo = b->hi = 0;
 		}
-		if (b->anon_vma)
+		if (b->anon_vma && !FR_MUTANT(MOVE_NO_RMAP_LOCK))
 			anon_vma_unlock_write(b->anon_vma);
 		if (b->wait) {
 			/* The owner may need the anon_vma lock: wait for it now. */

@@ -17,7 +17,15 @@
  * gone (or empty, for DONTUNMAP); a target a call failed on, and every
  * target a FIXED destination did not cover, is where it was and intact.
  *
- * A second phase closes the file while other threads are inside ioctls on
+ * A second phase does the same for FASTREMAP_IOC_MOVE: hostile request
+ * structures and vectors (bad pointers, counts up to 2^32, unaligned,
+ * overlapping, wrapping, zero-length and kernel-address moves, flags,
+ * reserved fields), and batches aimed at a tagged heap, valid ones and
+ * ones with one hostile field: a hostile one must fail and move nothing,
+ * a valid one must move in full, and every page of the heap is checked
+ * against the model after each call.
+ *
+ * A third phase closes the file while other threads are inside ioctls on
  * it. The harness fails the run on any kernel-log splat.
  *
  * Usage: t_ioctl_fuzz [SEED [CALLS]] (fixed seed by default; printed).
@@ -25,6 +33,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include "remap_util.h"
+#include "move_util.h"
 
 #define CALLS		20000
 #define SENTINEL_LEN	(4UL << 20)
@@ -403,6 +412,227 @@ static void fuzz(int fd, uint64_t seed)
 	       leaks, ok_calls);
 }
 
+/* ---------------------------------------------------------------------- */
+/* FASTREMAP_IOC_MOVE                                                      */
+
+#define MV_CALLS	4000
+#define MV_PAGES	256
+#define MV_MAXN		8
+
+static char *mv_heap;
+static uint64_t mv_tags[MV_PAGES];
+
+static int mv_in_sentinel(uint64_t a)
+{
+	return a >= (uintptr_t)sentinel - SENTINEL_LEN && a < (uintptr_t)sentinel + SENTINEL_LEN;
+}
+
+/* Up to want valid moves on the heap: data to holes, disjoint. */
+static uint32_t mv_valid(struct fastremap_move_vec *v, uint32_t want)
+{
+	uint64_t work[MV_PAGES];
+	uint8_t used[MV_PAGES] = { 0 };
+	uint32_t n = 0;
+
+	memcpy(work, mv_tags, sizeof(work));
+	for (int tries = 0; n < want && tries < 400; tries++) {
+		size_t len = 1 + rnd() % 8, s = rnd() % (MV_PAGES - len), d = rnd() % (MV_PAGES - len);
+		int ok = s + len <= d || d + len <= s;
+
+		for (size_t i = 0; ok && i < len; i++)
+			ok = !used[s + i] && !used[d + i] && work[s + i] && !work[d + i];
+		if (!ok)
+			continue;
+		for (size_t i = 0; i < len; i++) {
+			used[s + i] = used[d + i] = 1;
+			work[d + i] = work[s + i];
+			work[s + i] = 0;
+		}
+		v[n].src = (uintptr_t)mv_heap + s * PG;
+		v[n].dst = (uintptr_t)mv_heap + d * PG;
+		v[n].len = len * PG;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * One hostile change to a valid batch of n >= 1 moves, each refused
+ * before anything moves. Returns the change's number (for the report).
+ */
+static int mv_spoil(struct fastremap_move *m, struct fastremap_move_vec *v, uint32_t n)
+{
+	uint32_t k = rnd() % n, j = rnd() % n;
+	int c = rnd() % 14;
+
+	switch (c) {
+	case 0: v[k].src += 1 + rnd() % (PG - 1); break;		/* unaligned */
+	case 1: v[k].dst += 8; break;
+	case 2: v[k].len += 1 + rnd() % (PG - 1); break;
+	case 3: v[k].len = 0; break;
+	case 4: v[k].dst = v[k].src + (v[k].len > PG ? PG : 0); break;	/* onto itself */
+	case 5: v[k].len = -(uint64_t)PG; break;			/* wraps */
+	case 6: v[k].src = 0xffff800000000000ULL + (rnd() & 0xffffff000ULL); break;
+	case 7: v[k].dst = 0xffff800000000000ULL + (rnd() & 0xffffff000ULL); break;
+	case 8:								/* two sources overlap */
+		if (n < 2)
+			return mv_spoil(m, v, n);
+		if (j == k)
+			j = (k + 1) % n;
+		v[k].src = v[j].src;
+		break;
+	case 9:								/* two destinations overlap */
+		if (n < 2)
+			return mv_spoil(m, v, n);
+		if (j == k)
+			j = (k + 1) % n;
+		v[k].dst = v[j].dst;
+		break;
+	case 10: m->flags = 2U << (rnd() % 31); break;
+	case 11: m->reserved[rnd() % ARRAY_SIZE(m->reserved)] = rnd() | 1; break;
+	case 12: m->__pad0 = rnd() | 1; break;
+	default: v[k].dst = (uintptr_t)mv_heap + MV_PAGES * PG; break;	/* past the heap */
+	}
+	return c;
+}
+
+static void move_fuzz(void)
+{
+	struct fastremap_move_vec *vec = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long bad_ret = 0, spoiled = 0, spoil_ok = 0, valid = 0, valid_bad = 0, wrong = 0;
+	long e2big = 0, efault = 0, ok_calls = 0, moved_pages = 0;
+	uint64_t before = sentinel_sum();
+	double t0 = fr_now();
+	struct fr_area a;
+	const char *why;
+
+	mv_heap = map_aligned(MV_PAGES * PG, SZ_2M, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
+	if (!tap_ok(mv_heap && vec != MAP_FAILED, "move fuzz: map the heap"))
+		return;
+	/* The vector's second page is gone: a vector may run off its end. */
+	munmap((char *)vec + PG, PG);
+	for (size_t i = 0; i < MV_PAGES; i++) {
+		mv_tags[i] = 0;
+		if (rnd() % 2) {
+			mv_tags[i] = mv_tag(0xf022, i);
+			mv_fill(mv_heap + i * PG, mv_tags[i]);
+		}
+	}
+	for (int c = 0; c < MV_CALLS; c++) {
+		struct fastremap_move m;
+		struct fastremap_move_vec *v = vec;
+		void *arg = &m;
+		int kind = rnd() % 8, spoil = -1;
+		uint32_t n = 0;
+		long ret;
+
+		memset(&m, 0, sizeof(m));
+		m.size = sizeof(m);
+		m.moves = (uintptr_t)vec;
+		if (kind < 4) {
+			/* Aimed at the heap: valid, or with one hostile field. */
+			n = mv_valid(v, 1 + rnd() % MV_MAXN);
+			if (!n)
+				continue;
+			if (kind < 2)
+				spoil = mv_spoil(&m, v, n);
+		} else if (kind < 6) {
+			/* Hostile vectors of hostile moves; none takes from the sentinel. */
+			n = 1 + rnd() % 4;
+			for (uint32_t k = 0; k < n; k++) {
+				v[k].src = hostile_addr();
+				v[k].dst = hostile_addr();
+				v[k].len = hostile_len();
+				if (mv_in_sentinel(v[k].src) || mv_in_sentinel(v[k].dst))
+					v[k].dst = (uintptr_t)sentinel + (rnd() % 512) * PG;
+			}
+			if (rnd() % 4 == 0) {
+				/* Runs off the vector's page. */
+				v = (struct fastremap_move_vec *)((char *)vec + PG) - n + 1;
+				memmove(v, vec, (n - 1) * sizeof(*v));
+				m.moves = (uintptr_t)v;
+			}
+		} else if (kind == 6) {
+			/* A hostile vector pointer or count. */
+			switch (rnd() % 6) {
+			case 0: n = FASTREMAP_MOVE_MAX + 1 + rnd() % 1000; break;
+			case 1: n = (uint32_t)rnd() | 0x80000000U; break;
+			case 2: n = FASTREMAP_MOVE_MAX; break;
+			default: n = 1 + rnd() % 64; break;
+			}
+			m.moves = rnd() % 2 ? hostile_addr() : (uintptr_t)ro_page;
+			if (mv_in_sentinel(m.moves))
+				m.moves = (uintptr_t)ro_page;
+		} else {
+			/* A hostile request structure, or a pointer to none. */
+			n = 1;
+			v[0].src = v[0].dst = (uintptr_t)mv_heap;
+			v[0].len = PG;
+			switch (rnd() % 5) {
+			case 0: m.size = (uint32_t)rnd(); break;
+			case 1: m.size = FASTREMAP_MOVE_SIZE_VER0 - 8; break;
+			case 2: arg = (void *)(uintptr_t)hostile_addr(); break;
+			case 3: arg = ro_page; break;
+			default: arg = edge_page + page - sizeof(m) / 2;
+				memcpy(arg, &m, sizeof(m) / 2); break;
+			}
+		}
+		m.count = n;
+		errno = 0;
+		ret = ioctl(fd, FASTREMAP_IOC_MOVE, arg);
+		if (ret != 0 && (ret != -1 || errno <= 0 || errno > 4095))
+			bad_ret++;
+		e2big += ret && errno == E2BIG;
+		efault += ret && errno == EFAULT;
+		ok_calls += !ret;
+		if (kind < 4) {
+			if (spoil >= 0) {
+				spoiled++;
+				if (!ret || m.done || m.done_bytes) {
+					if (!spoil_ok++)
+						printf("# move call %d: hostile change %d: ret %ld done %llu bytes %llu\n",
+						       c, spoil, ret, (unsigned long long)m.done,
+						       (unsigned long long)m.done_bytes);
+				}
+			} else {
+				valid++;
+				if (ret || m.done != n) {
+					if (!valid_bad++)
+						printf("# move call %d: valid batch of %u: %s, done %llu\n",
+						       c, n, ret ? strerror(errno) : "ok",
+						       (unsigned long long)m.done);
+				}
+			}
+			if (!ret || m.done || m.done_bytes) {
+				mv_model(mv_tags, (uintptr_t)mv_heap, v, n, m.done, m.done_bytes);
+				for (uint32_t k = 0; k < n && k < m.done; k++)
+					moved_pages += v[k].len / PG;
+			}
+		}
+		if (mv_verify(mv_heap, MV_PAGES, mv_tags, &why) >= 0 && !wrong++)
+			printf("# move call %d (kind %d): heap wrong: %s\n", c, kind, why);
+	}
+	tap_diag("%d move calls in %.2f s: %ld valid, %ld with a hostile field, %ld succeeded, "
+		 "%ld E2BIG, %ld EFAULT, %ld pages moved", MV_CALLS, fr_now() - t0, valid, spoiled,
+		 ok_calls, e2big, efault, moved_pages);
+	tap_ok(bad_ret == 0, "move fuzz: each call 0 or -1 with an errno (%ld bad)", bad_ret);
+	tap_ok(spoiled > 0 && spoil_ok == 0,
+	       "move fuzz: %ld batches with one hostile field, each refused with nothing moved (%ld not)",
+	       spoiled, spoil_ok);
+	tap_ok(valid > 0 && valid_bad == 0, "move fuzz: %ld valid batches, each moved in full (%ld not)",
+	       valid, valid_bad);
+	tap_ok(wrong == 0 && moved_pages > 0,
+	       "move fuzz: the heap as the model says after every call (%ld wrong)", wrong);
+	tap_ok(e2big > 0 && efault > 0, "move fuzz: vectors too long and unreadable seen (%ld E2BIG, %ld EFAULT)",
+	       e2big, efault);
+	tap_ok(sentinel_sum() == before, "move fuzz: the sentinel mapping is unchanged");
+	tap_diag("FR-STATS hostile_move_calls=%d", MV_CALLS);
+	munmap(vec, PG);
+	fr_release(&a);
+}
+
 struct racer {
 	int fd;
 	volatile int stop;
@@ -475,6 +705,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NTARGETS; i++)
 		target_new(i);
 	fuzz(fd, seed);
+	move_fuzz();
 	close(fd);
 	close_race();
 	return tap_done();

@@ -499,6 +499,27 @@ static void swap_case(void)
 			swapped += !!(pm[i] & PM_SWAP);
 	tap_ok(swapped > 0, "the swap entries are at the destination (%d)", swapped);
 	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and fault back in intact");
+	/*
+	 * Reclaim finds a moved page through the rmap, at the index and in
+	 * the anon_vma the move gave it: were either left as they were, the
+	 * walk would look at the source, find nothing, and the page would
+	 * stay mapped.
+	 */
+	v[0].src = (uintptr_t)heap + P(16);
+	v[0].dst = (uintptr_t)heap + P(32);
+	v[0].len = P(8);
+	r = fr_move(fd, v, 1, 0, &res);
+	mv_model(tags, (uintptr_t)heap, v, 1, res.done, res.done_bytes);
+	madvise(heap + P(32), P(8), MADV_PAGEOUT);
+	swapped = 0;
+	if (mv_pagemap(heap, HEAP_PAGES, pm) == 0)
+		for (int i = 32; i < 40; i++)
+			swapped += !!(pm[i] & PM_SWAP);
+	tap_ok(r == 0 && swapped > 0,
+	       "resident pages moved, then paged out at their destination (%s, %d of 8 swapped)",
+	       r ? strerror(errno) : "ok", swapped);
+	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and fault back in intact (%s)",
+	       mv_verify(heap, HEAP_PAGES, tags, &why) < 0 ? "all right" : why);
 	fr_swap_off();
 }
 
@@ -600,6 +621,116 @@ out:
 	fr_release(&a);
 }
 
+/*
+ * mTHP (6.8+): 64 KiB folios mapped by PTEs. A move that cuts one splits
+ * it first; one that covers a whole folio moves it (split or not), both
+ * with every page checked. /proc/kpageflags says which pages are in large
+ * folios before the moves.
+ */
+#define MTHP_CTL	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+
+static int mthp_large_pages(const char *p, size_t npages)
+{
+	uint64_t pm[256], fl;
+	int n = 0, kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (kf < 0 || npages > 256 || mv_pagemap(p, npages, pm)) {
+		if (kf >= 0)
+			close(kf);
+		return -1;
+	}
+	for (size_t i = 0; i < npages; i++)
+		if ((pm[i] & PM_PRESENT) &&
+		    pread(kf, &fl, 8, PM_PFN(pm[i]) * 8) == 8 &&
+		    (fl & ((1ULL << KPF_COMPOUND_HEAD) | (1ULL << KPF_COMPOUND_TAIL))))
+			n++;
+	close(kf);
+	return n;
+}
+
+static void mthp_case(void)
+{
+	const char *t1 = "mTHP: a move that cuts a 64 KiB folio splits it";
+	const char *t2 = "mTHP: a move of whole 64 KiB folios";
+	size_t len = SZ_1M, npages = len / PG;
+	struct fastremap_move_vec v[2];
+	struct fastremap_move res;
+	char old[128], *b, *e, *h;
+	uint64_t tags[256];
+	struct fr_area a;
+	const char *why;
+	long bad;
+	int r, large;
+
+	if (fr_read_str(MTHP_CTL, old, sizeof(old))) {
+		tap_skip_test("no mTHP before 6.8", "%s", t1);
+		tap_skip_test("no mTHP before 6.8", "%s", t2);
+		return;
+	}
+	/* The setting in force is the bracketed word. */
+	b = strchr(old, '[');
+	e = b ? strchr(b, ']') : NULL;
+	if (!b || !e || fr_write_str(MTHP_CTL, "always")) {
+		tap_ok(0, "mTHP: set %s", MTHP_CTL);
+		return;
+	}
+	*e = 0;
+	/* 1 MiB, 64 KiB-aligned, in no 2 MiB-aligned range: no PMD THP here. */
+	h = map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			0, &a);
+	if (!h) {
+		tap_ok(0, "mTHP: map");
+		goto restore;
+	}
+	munmap(h, len);
+	h += 64 << 10;
+	if (mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != h) {
+		tap_ok(0, "mTHP: map");
+		goto out;
+	}
+	/* Data in the first half, holes in the second. */
+	for (size_t i = 0; i < npages; i++) {
+		tags[i] = i < npages / 2 ? mv_tag(seed ^ 0x64, i) : 0;
+		if (tags[i])
+			mv_fill(h + i * PG, tags[i]);
+	}
+	large = mthp_large_pages(h, npages / 2);
+	if (large <= 0) {
+		tap_skip_test("no 64 KiB folios given with hugepages-64kB enabled", "%s", t1);
+		tap_skip_test("no 64 KiB folios given with hugepages-64kB enabled", "%s", t2);
+		goto out;
+	}
+	tap_diag("mTHP: %d of %zu pages in large folios", large, npages / 2);
+	/* 32 KiB out of the middle of the second folio, to a misaligned hole. */
+	v[0].src = (uintptr_t)h + (64 << 10) + (16 << 10);
+	v[0].dst = (uintptr_t)h + len / 2 + PG;
+	v[0].len = 32 << 10;
+	r = fr_move(fd, v, 1, 0, &res);
+	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = mv_verify(h, npages, tags, &why);
+	tap_ok(r == 0 && res.split >= 1 && res.moved_pte == 8 && res.tlb_flushes == 1 && bad < 0,
+	       "%s (%s, split %llu, pte %llu, page %ld: %s)", t1, r ? strerror(errno) : "ok",
+	       (unsigned long long)res.split, (unsigned long long)res.moved_pte, bad,
+	       bad < 0 ? "all right" : why);
+	/* Folios 4 and 5 whole, to an aligned hole. */
+	v[0].src = (uintptr_t)h + 4 * (64 << 10);
+	v[0].dst = (uintptr_t)h + len / 2 + 4 * (64 << 10);
+	v[0].len = 128 << 10;
+	r = fr_move(fd, v, 1, 0, &res);
+	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = mv_verify(h, npages, tags, &why);
+	tap_ok(r == 0 && res.moved_pte == 32 && res.tlb_flushes == 1 && bad < 0,
+	       "%s (%s, split %llu, pte %llu, page %ld: %s)", t2, r ? strerror(errno) : "ok",
+	       (unsigned long long)res.split, (unsigned long long)res.moved_pte, bad,
+	       bad < 0 ? "all right" : why);
+out:
+	fr_release(&a);
+restore:
+	fr_write_str(MTHP_CTL, b + 1);
+}
+
 static void info_case(void)
 {
 	struct fastremap_info i;
@@ -641,6 +772,7 @@ int main(int argc, char **argv)
 	fork_case();
 	soft_dirty_case();
 	thp_case();
+	mthp_case();
 	swap_case();
 	fr_release(&area);
 	return tap_done();

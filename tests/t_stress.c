@@ -25,8 +25,15 @@
  *  9. SIGKILL in the middle of moves of a sparse 512 MiB region, 10 times
  *     or more, until one kill has landed inside the ioctl (asserted): the
  *     child dies of SIGKILL, and MemFree/Committed_AS do not drift.
+ * 10. FASTREMAP_IOC_MOVE batches inside a heap while other threads fork
+ *     (every page shared with a child for a while: moves stop with
+ *     EBUSY), and DONTNEED, PAGEOUT, MADV_COLLAPSE, mprotect and
+ *     munmap+mmap churn the rest of the heap's VMA; with THP (the heap
+ *     MADV_HUGEPAGE, so the moves cut and split large folios) and without.
+ *     Each batch either completes or stops with EBUSY, and every page of
+ *     the moved part is checked against the model after every batch.
  *
- * 16 table entries (aligned and misaligned variants of the 9). A scenario
+ * 18 table entries (aligned and misaligned variants of the 10). A scenario
  * that produced only SKIPs is counted and named as skipped, not as run.
  *
  * Sizes and counts are kept small for QEMU TCG (the whole run is meant to
@@ -43,12 +50,16 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include "remap_util.h"
+#include "move_util.h"
 
 #ifndef MADV_FREE
 #define MADV_FREE	8
 #endif
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT	21
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
 #endif
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT	1
@@ -1199,6 +1210,174 @@ static void sc_sigkill(const char *name, int unused)
 
 /* ---------------------------------------------------------------------- */
 
+/* ---------------------------------------------------------------------- */
+/* 10. FASTREMAP_IOC_MOVE racing fork, madvise, collapse, munmap           */
+
+#define S10_GC		(6 * SZ_1M)	/* the part the batches move in */
+#define S10_CHURN	(2 * SZ_1M)	/* the rest of the VMA: churned */
+#define S10_PAGES	(S10_GC / PG)
+#define S10_BATCHES	150
+
+static atomic_int s10_stop;
+static atomic_long s10_forks, s10_churns;
+static char *s10_heap;
+static int s10_thp;
+
+static void *s10_forker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&s10_stop)) {
+		pid_t pid = fr_raw_fork();
+
+		if (pid == 0) {
+			/* Hold the shared pages a little, read one, go. */
+			usleep(2000);
+			(void)*(volatile char *)s10_heap;
+			_exit(0);
+		}
+		if (pid > 0) {
+			waitpid(pid, NULL, 0);
+			atomic_fetch_add(&s10_forks, 1);
+		}
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static void *s10_churner(void *arg)
+{
+	char *c = s10_heap + S10_GC;
+	uint64_t st = (uintptr_t)arg | 1;
+
+	while (!atomic_load(&s10_stop)) {
+		switch (fr_xorshift64(&st) % 6) {
+		case 0: madvise(c, S10_CHURN, MADV_DONTNEED); break;
+		case 1: madvise(c, S10_CHURN, MADV_PAGEOUT); break;
+		case 2: madvise(c, S10_CHURN, MADV_COLLAPSE); break;
+		case 3:
+			mprotect(c + S10_CHURN / 2, PG, PROT_READ);
+			mprotect(c + S10_CHURN / 2, PG, RW);
+			break;
+		case 4:
+			munmap(c + S10_CHURN / 2, S10_CHURN / 2);
+			mmap(c + S10_CHURN / 2, S10_CHURN / 2, RW, ANON | MAP_FIXED, -1, 0);
+			break;
+		default:
+			for (size_t o = 0; o < S10_CHURN / 2; o += PG)
+				c[o] = 1;
+			break;
+		}
+		atomic_fetch_add(&s10_churns, 1);
+	}
+	return NULL;
+}
+
+static void sc_move(const char *name, int thp)
+{
+	static uint64_t tags[S10_PAGES], work[S10_PAGES];
+	static uint8_t used[S10_PAGES];
+	static struct fastremap_move_vec v[128];
+	struct fastremap_move res;
+	struct fr_area a;
+	pthread_t th[2];
+	const char *why = "";
+	long bad = -1, full = 0, busy = 0, busy_part = 0, other = 0;
+	uint64_t moved = 0, split = 0;
+
+	s10_heap = map_aligned(S10_GC + S10_CHURN, SZ_2M, RW, ANON, -1, 0, &a);
+	if (!s10_heap) {
+		tap_ok(0, "%s: map the heap", name);
+		return;
+	}
+	s10_thp = thp;
+	madvise(s10_heap, S10_GC + S10_CHURN, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < S10_PAGES; i++) {
+		tags[i] = 0;
+		if (thp || rnd() % 2) {
+			tags[i] = mv_tag(seed, i);
+			mv_fill(s10_heap + i * PG, tags[i]);
+		}
+	}
+	if (thp)
+		for (int k = 0; k < 200; k++) {
+			size_t len = 1 + rnd() % 16, s = rnd() % (S10_PAGES - len);
+
+			madvise(s10_heap + s * PG, len * PG, MADV_DONTNEED);
+			memset(tags + s, 0, len * sizeof(tags[0]));
+		}
+	atomic_store(&s10_stop, 0);
+	atomic_store(&s10_forks, 0);
+	atomic_store(&s10_churns, 0);
+	pthread_create(&th[0], NULL, s10_forker, NULL);
+	pthread_create(&th[1], NULL, s10_churner, (void *)(uintptr_t)rnd());
+	for (int b = 0; b < S10_BATCHES && bad < 0; b++) {
+		uint32_t n = 0, want = 1 + rnd() % 128, skip_k;
+		int r;
+
+		memcpy(work, tags, sizeof(work));
+		memset(used, 0, sizeof(used));
+		for (int t = 0; n < want && t < 5000; t++) {
+			size_t len = 1 + rnd() % 16, s = rnd() % (S10_PAGES - len);
+			size_t d = rnd() % (S10_PAGES - len);
+			int ok = s + len <= d || d + len <= s;
+
+			for (size_t i = 0; ok && i < len; i++)
+				ok = !used[s + i] && !used[d + i] && work[s + i] && !work[d + i];
+			if (!ok)
+				continue;
+			for (size_t i = 0; i < len; i++) {
+				used[s + i] = used[d + i] = 1;
+				work[d + i] = work[s + i];
+				work[s + i] = 0;
+			}
+			v[n].src = (uintptr_t)s10_heap + s * PG;
+			v[n].dst = (uintptr_t)s10_heap + d * PG;
+			v[n].len = len * PG;
+			n++;
+		}
+		/*
+		 * Written again: exclusive unless a child is alive right now.
+		 * In odd batches one page is left as it is: shared still if a
+		 * fork came since it was last written, so the batch may stop
+		 * with EBUSY part way through a move, after pages that moved.
+		 */
+		skip_k = n && b % 2 ? rnd() % n : n;
+		for (uint32_t k = 0; k < n; k++)
+			for (uint64_t o = 0; o < v[k].len; o += PG)
+				if (k != skip_k || o != v[k].len - PG)
+					mv_fill((char *)(uintptr_t)v[k].src + o,
+						tags[(v[k].src - (uintptr_t)s10_heap + o) / PG]);
+		r = fr_move(fd, v, n, 0, &res);
+		if (!r && res.done == n)
+			full++;
+		else if (r && errno == EBUSY)
+			busy++, busy_part += res.done_bytes > 0;
+		else if (!other++)
+			tap_diag("%s: batch %d of %u: %s, done %llu", name, b, n,
+				 r ? strerror(errno) : "ok", (unsigned long long)res.done);
+		mv_model(tags, (uintptr_t)s10_heap, v, n, res.done, res.done_bytes);
+		moved += res.moved_pte;
+		split += res.split;
+		bad = mv_verify(s10_heap, S10_PAGES, tags, &why);
+	}
+	atomic_store(&s10_stop, 1);
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	if (bad < 0)
+		bad = mv_verify(s10_heap, S10_PAGES, tags, &why);
+	tap_diag("%s: %ld batches complete, %ld stopped by EBUSY (%ld part way through a move); "
+		 "%llu PTEs moved, %llu folios split; %ld forks, %ld churn calls", name, full, busy,
+		 busy_part, (unsigned long long)moved,
+		 (unsigned long long)split, atomic_load(&s10_forks), atomic_load(&s10_churns));
+	tap_ok(!other, "%s: every batch completed or stopped with EBUSY (%ld otherwise)", name,
+	       other);
+	if (!tap_ok(bad < 0, "%s: every page right after every batch", name))
+		tap_diag("%s: page %ld: %s", name, bad, why);
+	tap_ok(full > 0 && atomic_load(&s10_forks) > 0 && atomic_load(&s10_churns) > 0,
+	       "%s: batches completed while the others forked and churned", name);
+	fr_release(&a);
+}
+
 struct scenario {
 	int num;
 	const char *name;
@@ -1223,6 +1402,8 @@ static const struct scenario scenarios[] = {
 	{ 8, "zero page", sc_zero, 0 },
 	{ 8, "huge zero page", sc_zero, 1 },
 	{ 9, "SIGKILL mid-move", sc_sigkill, 0 },
+	{ 10, "MOVE batches racing fork/madvise/collapse/munmap", sc_move, 0 },
+	{ 10, "MOVE batches racing fork/madvise/collapse/munmap, THP heap", sc_move, 1 },
 };
 
 int main(int argc, char **argv)
