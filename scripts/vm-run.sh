@@ -79,18 +79,14 @@ if fr_is_arm64; then
 	qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) console=ttyAMA0
 	limit=$((limit * 2))
 else
-	# no_timer_check: on a busy host the emulated CPU can be too slow
-	# for the early check that the IO-APIC timer ticks, and the kernel
-	# panics ("IO-APIC + timer doesn't work!", seen on the 7.2 debug
-	# kernel at load 15). The tests do not depend on that timer path.
-	qemu=(qemu-system-x86_64 -cpu max) console=ttyS0 archargs=no_timer_check
+	qemu=(qemu-system-x86_64 -cpu max) console=ttyS0
 fi
 # panic=-1 with -no-reboot: a panic ends QEMU at once instead of hanging.
 boot() {
 	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" "${qemu[@]}" \
 		-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -nographic -no-reboot \
 		-kernel "$vmlinuz" -initrd "$FR_BUILD/$suite/initrd.gz" \
-		-append "console=$console quiet loglevel=3 panic=-1 transparent_hugepage=madvise ${archargs:-} ${FASTREMAP_VM_APPEND:-}" \
+		-append "console=$console quiet loglevel=3 panic=-1 transparent_hugepage=madvise ${FASTREMAP_VM_APPEND:-}" \
 		</dev/null 2>&1 | tr -d '\r' >"$log" || true
 }
 boot
