@@ -63,7 +63,14 @@ case $lane in
 esac
 tarball=/usr/src/linux-source-$series.tar.xz
 
-key=$({ echo "$srcver"; cat "$frag"; } | md5sum | cut -c1-10)
+# The fragment's lines for this series: CONFIG_ lines apply to every
+# series, "<series>:CONFIG_" lines only to that one (an option a later
+# kernel removed). The key hashes only these, so a comment does not
+# rebuild a kernel.
+frag_lines() {
+	grep -E "^(CONFIG_|${series//./\\.}:CONFIG_)" "$frag" | sed -E 's/^[0-9.]+://'
+}
+key=$({ echo "$srcver"; frag_lines; } | md5sum | cut -c1-10)
 tree="$dir/linux-$key"
 
 # The build root the other scripts read: the image, the tree as the
@@ -119,7 +126,7 @@ while IFS= read -r line; do
 	CONFIG_*=\"*\") v=${line#*=}; opts+=(--set-str "${line%%=*}" "${v//\"/}") ;;
 	CONFIG_*) fr_die "debug-kernel.config: cannot read '$line'" ;;
 	esac
-done < <(grep -E '^CONFIG_' "$frag")
+done < <(frag_lines)
 "$tree/scripts/config" --file "$tree/.config" "${opts[@]}"
 run make -C "$in/linux-$key" -s olddefconfig
 # Kconfig silently drops an option whose dependencies are unmet: every
@@ -132,7 +139,7 @@ while IFS= read -r line; do
 	y) grep -qx "$name=y" "$tree/.config" || { fr_log "$name is not y"; bad=1; } ;;
 	n) grep -qE "^$name=[ym]" "$tree/.config" && { fr_log "$name is still set"; bad=1; } ;;
 	esac
-done < <(grep -E '^CONFIG_' "$frag")
+done < <(frag_lines)
 [ $bad = 0 ] || fr_die "$lane kernel: the config lost options of the fragment"
 
 fr_log "$lane kernel: building linux-source $srcver (log: $dir/build.log)"
