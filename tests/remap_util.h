@@ -493,7 +493,7 @@ static inline const char *fr_hex(const char *s, unsigned long long *v)
 
 /*
  * The entries of the last snapshot that intersect [lo, hi), clipped to it
- * (off follows the clipping). Returns the number of entries found, which
+ * (a file mapping's off follows the clipping). Returns the number of entries found, which
  * may exceed max (only max are stored).
  */
 static inline int maps_parse(uintptr_t lo, uintptr_t hi, struct fr_map *out,
@@ -526,7 +526,15 @@ static inline int maps_parse(uintptr_t lo, uintptr_t hi, struct fr_map *out,
 				plen = q ? nl - q : 0;
 				m->start = s < lo ? lo : s;
 				m->end = e > hi ? hi : e;
-				m->off = off + (m->start - s);
+				/*
+				 * Only a file's offset moves with the
+				 * clipping: the kernel prints 0 for an
+				 * anonymous VMA, and a clipped "offset" of one
+				 * would be its distance to a VMA boundary
+				 * outside [lo, hi) (a neighbouring
+				 * reservation it merged with).
+				 */
+				m->off = ino ? off + (m->start - s) : off;
 				m->inode = ino;
 				if (plen >= sizeof(m->path))
 					plen = sizeof(m->path) - 1;

@@ -22,9 +22,11 @@
  * the page), VmLck, and the smaps counters and mappings of the source's
  * reservation. The one change of mappings allowed is one mremap(2) also
  * makes: before each case, the same sweep runs through mremap(2), and every
- * layout of the source's VMA that mremap(2) left after an ENOMEM is
- * accepted from the module too (seen on 7.2: a shrinking move's source
- * left split). (Less what the unmap of a MREMAP_FIXED target, which
+ * layout of the two reservations (source's and target's, ranges,
+ * permissions and offsets) that mremap(2) left after an ENOMEM is accepted
+ * from the module too (seen: a shrinking move's source left split, a
+ * MREMAP_FIXED target unmapped, or split at its start where the split at
+ * its end failed). (Less what the unmap of a MREMAP_FIXED target, which
  * mremap(2) also does first, gave back; shrinking moves, whose tail may be
  * unmapped before the failure, are not compared.)
  * The kernel log must stay clean (the harness checks it, with KASAN and
@@ -176,32 +178,47 @@ struct tally {
 };
 
 /*
- * The source VMA's range as /proc/self/maps shows it, relative to its
- * start and clipped to it (the reservation around it differs per call).
+ * Both reservations (the source's and the target's) as /proc/self/maps
+ * shows them, each relative to its start and clipped to it (their
+ * addresses differ per call): the ranges, permissions and file offsets.
  */
-#define KEY_LEN		256
+#define KEY_LEN		512
 #define MAX_KEYS	64
 
-static int layout_key(const struct layout *l, char *key)
+static int key_area(const struct fr_area *a, char *key, int *at)
 {
-	uintptr_t lo = (uintptr_t)l->vma, hi = lo + l->vma_len;
+	uintptr_t lo = (uintptr_t)a->base, hi = lo + a->len;
 	struct fr_map m[16];
-	int n = maps_read(lo, hi, m, ARRAY_SIZE(m)), at = 0;
+	int n = maps_read(lo, hi, m, ARRAY_SIZE(m));
 
-	key[0] = 0;
 	if (n < 0 || n > (int)ARRAY_SIZE(m))
 		return -1;
 	for (int i = 0; i < n; i++) {
-		uintptr_t a = m[i].start < lo ? lo : m[i].start;
-		uintptr_t b = m[i].end > hi ? hi : m[i].end;
-		int w = snprintf(key + at, KEY_LEN - at, "%lx-%lx:%s;",
-				 (unsigned long)(a - lo), (unsigned long)(b - lo), m[i].perms);
+		int w = snprintf(key + *at, KEY_LEN - *at, "%lx-%lx:%s:%llx;",
+				 (unsigned long)(m[i].start - lo), (unsigned long)(m[i].end - lo),
+				 m[i].perms, (unsigned long long)m[i].off);
 
-		if (w < 0 || w >= KEY_LEN - at)
+		if (w < 0 || w >= KEY_LEN - *at)
 			return -1;
-		at += w;
+		*at += w;
 	}
 	return 0;
+}
+
+static int layout_key(const struct layout *l, char *key)
+{
+	int at = 0;
+
+	if (key_area(&l->sa, key, &at) || at >= KEY_LEN - 2)
+		goto fail;
+	key[at++] = '|';
+	if (key_area(&l->da, key, &at))
+		goto fail;
+	key[at] = 0;
+	return 0;
+fail:
+	key[0] = 0;
+	return -1;
 }
 
 /* The layouts mremap(2) left after an ENOMEM in the current case's sweep. */
@@ -246,7 +263,7 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 	struct fr_acct before, after;
 	struct fr_map maps_now[16];
 	uintptr_t lo, hi;
-	char why[128], key_before[KEY_LEN] = "";
+	char why[128], key_before[KEY_LEN] = "", key[KEY_LEN];
 
 	if (setup(c, &l)) {
 		tap_diag("%s: setup failed: %s", c->name, strerror(errno));
@@ -284,8 +301,6 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 		return 0;
 	}
 	if (control) {
-		char key[KEY_LEN];
-
 		if (res == MAP_FAILED && e == ENOMEM && !layout_key(&l, key) &&
 		    !key_known(key) && n_mremap_keys < MAX_KEYS)
 			strcpy(mremap_keys[n_mremap_keys++], key);
@@ -327,23 +342,23 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 				       maps_now[i].inode == maps_before[i].inode;
 
 			t->acct_checked++;
-			if (!same) {
-				char key[KEY_LEN];
-
-				/*
-				 * Changed as mremap(2) changes it: allowed. A
-				 * change the key cannot see (outside the
-				 * source VMA's range, or of an offset) is not.
-				 */
-				if (!layout_key(&l, key) && strcmp(key, key_before) &&
-				    key_known(key)) {
+			/*
+			 * Any change of either reservation (the source's, or
+			 * the target's: split at the target, or the target
+			 * unmapped) must be one that mremap(2) made in its own
+			 * sweep of the same case.
+			 */
+			if (layout_key(&l, key) || strcmp(key, key_before)) {
+				if (key[0] && key_known(key)) {
 					same = 1;
 					t->as_mremap++;
 				} else {
-					tap_diag("%s: fault %d: source VMA now %s", c->name, nth,
-						 key);
+					tap_diag("%s: fault %d: layout now %s", c->name, nth, key);
+					tap_diag("%s: fault %d: layout was %s", c->name, nth,
+						 key_before);
 					diag_maps(c, nth, &l, maps_now, maps_read(lo, hi, maps_now,
 						  ARRAY_SIZE(maps_now)), nmaps);
+					same = 0;
 				}
 			}
 			if (!same || fr_acct_diff(&before, &after, why, sizeof(why))) {
@@ -423,7 +438,7 @@ int main(void)
 		for (cnth = 1; cnth <= MAX_NTH; cnth++)
 			if (!one(fd, c, cnth, &ct))
 				break;
-		tap_diag("%s: mremap(2): %d allocations failed in turn: %d ENOMEM, %d succeeded; %d layouts of the source VMA after its ENOMEMs",
+		tap_diag("%s: mremap(2): %d allocations failed in turn: %d ENOMEM, %d succeeded; %d layouts of the reservations after its ENOMEMs",
 			 c->name, cnth - 1, ct.fails, ct.oks, n_mremap_keys);
 		for (int k = 0; k < n_mremap_keys; k++)
 			tap_diag("%s: mremap(2) left: %s", c->name, mremap_keys[k]);
@@ -432,7 +447,7 @@ int main(void)
 			if (!one(fd, c, nth, &t))
 				break;
 		total_inj += t.fails + t.oks;
-		tap_diag("%s: %d allocations failed in turn: %d ENOMEM (%d with the target already unmapped, %d with the accounting compared, %d leaving the source VMA changed as mremap(2) does), %d succeeded anyway (%d leaving the old range mapped: its unmap could not split the VMA)",
+		tap_diag("%s: %d allocations failed in turn: %d ENOMEM (%d with the target already unmapped, %d with the accounting compared, %d leaving the reservations changed as mremap(2) does), %d succeeded anyway (%d leaving the old range mapped: its unmap could not split the VMA)",
 			 c->name, nth - 1, t.fails, t.dst_unmapped, t.acct_checked,
 			 t.as_mremap, t.oks, t.stale_old);
 		tap_ok(!t.bad && nth > 1 && nth <= MAX_NTH,
