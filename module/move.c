@@ -41,6 +41,7 @@
 #include "remap.h"
 #include "move.h"
 #include "mutant.h"
+#include "testhooks.h"
 
 #define FR_MOVE_FLAGS		FASTREMAP_MOVE_ALLOW_HOLES
 
@@ -80,6 +81,15 @@ struct fr_batch {
 	struct fr_move_stats stats;
 	u64 split;
 };
+
+/* Adds the time since *t to @slot of move_prof (test builds), and restarts *t. */
+static void fr_prof_lap(u64 *t, enum fr_prof_slot slot)
+{
+	u64 now = fr_hook_prof_clock();
+
+	fr_hook_prof_add(slot, now - *t);
+	*t = now;
+}
 
 struct fr_range {
 	unsigned long start, end;
@@ -743,6 +753,7 @@ static int fr_move_batch(struct fr_batch *b)
 	u32 stalls = 0, k, i;
 	unsigned long off;
 	int ret = 0;
+	u64 t;
 
 	/* Secondary MMUs drop every source at once, for the whole call. */
 	for (k = 0; k < b->count; k++) {
@@ -751,8 +762,11 @@ static int fr_move_batch(struct fr_batch *b)
 	}
 	fr_mmu_notifier_start(&range, fr_move_vma_at(b, b->v[0].src), lo, hi);
 	while (b->i < b->count) {
+		t = fr_hook_prof_clock();
+		fr_hook_prof_add(FR_PROF_PASSES, 1);
 		fr_move_plan(b);
 		ret = fr_move_prepare(b);
+		fr_prof_lap(&t, FR_PROF_PREPARE);
 		if (ret)
 			break;
 		i = b->i;
@@ -761,7 +775,11 @@ static int fr_move_batch(struct fr_batch *b)
 			anon_vma_lock_write(b->anon_vma);
 		/* A PTE reclaim cleared with its flush still pending must not move. */
 		fr_flush_tlb_batched_pending(b->mm);
+		fr_prof_lap(&t, FR_PROF_LOCK);
 		ret = fr_move_locked(b);
+		fr_prof_lap(&t, FR_PROF_MOVE);
+		if (b->hi > b->lo)
+			fr_hook_move_unflushed();
 		/*
 		 * The flush, one per pass: until it completes other CPUs may
 		 * still reach moved pages through stale TLB entries for their
@@ -786,6 +804,7 @@ static int fr_move_batch(struct fr_batch *b)
 			fr_flush_moved(b->mm, b->lo, b->hi, &b->stats);
 			b->lo = b->hi = 0;
 		}
+		fr_prof_lap(&t, FR_PROF_FLUSH);
 		if (b->anon_vma && !FR_MUTANT(MOVE_NO_RMAP_LOCK))
 			anon_vma_unlock_write(b->anon_vma);
 		if (b->wait) {
@@ -795,6 +814,7 @@ static int fr_move_batch(struct fr_batch *b)
 			folio_put(b->wait);
 			b->wait = NULL;
 		}
+		fr_prof_lap(&t, FR_PROF_UNLOCK);
 		if (ret != FR_RETRY && ret != FR_WAIT)
 			break;
 		if (b->i != i || b->off != off)
@@ -823,6 +843,7 @@ long fr_ioctl_move(void __user *uarg)
 	unsigned long req_start;
 	u32 usize, len;
 	long ret;
+	u64 t;
 
 	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_MOVE_SIZE_VER0, uarg,
 			 &usize);
@@ -850,8 +871,10 @@ long fr_ioctl_move(void __user *uarg)
 		ret = -EFAULT;
 		goto out;
 	}
+	t = fr_hook_prof_clock();
 	req_start = untagged_addr((unsigned long)uarg);
 	ret = fr_move_check_vec(v, req.count, req_start, len);
+	fr_prof_lap(&t, FR_PROF_VEC);
 	if (ret)
 		goto out;
 
@@ -863,10 +886,15 @@ long fr_ioctl_move(void __user *uarg)
 		ret = -EINTR;
 		goto out;
 	}
+	t = fr_hook_prof_clock();
 	ret = fr_move_check_vmas(&b);
+	fr_prof_lap(&t, FR_PROF_VMAS);
 	if (!ret)
 		ret = fr_move_batch(&b);
 	mmap_write_unlock(b.mm);
+	fr_hook_prof_add(FR_PROF_CALLS, 1);
+	fr_hook_prof_add(FR_PROF_MOVES, b.i);
+	fr_hook_prof_add(FR_PROF_PAGES, b.stats.pte);
 
 	req.done = b.i;
 	req.done_bytes = b.off;
