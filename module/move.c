@@ -45,6 +45,9 @@
 
 #define FR_MOVE_FLAGS		FASTREMAP_MOVE_ALLOW_HOLES
 
+/* Vectors up to this many moves are copied to the stack (192 bytes). */
+#define FR_MOVE_SMALL		8
+
 /* Pages one pass may move: a 1 GiB batch of PTEs still takes one flush. */
 #define FR_MOVE_PASS_PAGES	(1UL << 18)
 
@@ -58,6 +61,18 @@
 /* Internal results of a pass: end it, drop the locks, and go on. */
 #define FR_RETRY	1	/* prepare again (split, table), or wait for b->wait */
 #define FR_WAIT		2	/* a migration entry: let the migration finish */
+
+/*
+ * The PMD entry over one 2 MiB of address space, kept between extents:
+ * consecutive moves mostly share a source or destination table. The
+ * pointer stays valid for the whole call: PMD tables are freed only with
+ * mmap_lock held for write, which the call holds; what the entry holds
+ * is read again at each use.
+ */
+struct fr_pmd_cache {
+	unsigned long base;
+	pmd_t *pmd;
+};
 
 struct fr_batch {
 	struct mm_struct *mm;
@@ -76,6 +91,7 @@ struct fr_batch {
 	unsigned long lo, hi;
 	/* The VMA fr_move_vma_at() found last. */
 	struct vm_area_struct *last_vma;
+	struct fr_pmd_cache src_pmd, dst_pmd;
 	/* A folio to lock and unlock (referenced) before the next pass. */
 	struct folio *wait;
 	struct fr_move_stats stats;
@@ -123,6 +139,23 @@ static bool fr_overlap(unsigned long a, unsigned long alen, unsigned long b,
 }
 
 /*
+ * Whether sources and destinations both come in address order, each past
+ * the end of the one before: then no two overlap, without a sort. A
+ * compacting collector's vector usually does (it walks from-space in
+ * order and bumps a pointer in to-space).
+ */
+static bool fr_vec_ascending(const struct fastremap_move_vec *v, u32 n)
+{
+	u32 k;
+
+	for (k = 1; k < n; k++)
+		if (v[k].src < v[k - 1].src + v[k - 1].len ||
+		    v[k].dst < v[k - 1].dst + v[k - 1].len)
+			return false;
+	return true;
+}
+
+/*
  * Everything about the vector that needs no VMA: alignment, bounds,
  * overlaps, and the request structure outside every range (the result
  * is written there after the moves: inside a source it would fault a
@@ -147,7 +180,7 @@ static int fr_move_check_vec(const struct fastremap_move_vec *v, u32 n,
 		    fr_overlap(req, req_len, v[k].dst, v[k].len))
 			return -EINVAL;
 	}
-	if (n == 1)
+	if (n == 1 || fr_vec_ascending(v, n))
 		return 0;
 	r = kvmalloc_array(n, sizeof(*r), GFP_KERNEL);
 	if (!r)
@@ -309,6 +342,17 @@ static bool fr_move_seg(struct fr_batch *b, u32 k, unsigned long *s,
 	return *s < *e;
 }
 
+/* The PMD entry over @addr, or NULL if a level above it is missing. */
+static pmd_t *fr_move_pmd(struct fr_batch *b, struct fr_pmd_cache *c,
+			  unsigned long addr)
+{
+	if (c->pmd && c->base == (addr & PMD_MASK))
+		return c->pmd;
+	c->base = addr & PMD_MASK;
+	c->pmd = fr_table_lookup(b->mm, addr);
+	return c->pmd;
+}
+
 /* A PMD that maps a huge page or holds a migration or swap entry. */
 static bool fr_move_pmd_huge(pmd_t pmd)
 {
@@ -335,10 +379,31 @@ static void fr_move_split(struct fr_batch *b, pmd_t *pmd, unsigned long addr,
 			  unsigned long end)
 {
 	struct folio *folio;
+	unsigned long n;
 	spinlock_t *ptl;
 	pmd_t pmdval;
 	pte_t *pte;
 
+	/*
+	 * Most runs hold small folios only: look without the lock first. The
+	 * table cannot go (mmap_lock is held for write); an entry changing
+	 * meanwhile is seen again by the locked pass, which retries here.
+	 */
+	pmdval = READ_ONCE(*pmd);
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
+		return;
+	pte = pte_offset_kernel(&pmdval, addr);
+	for (n = addr; n < end; n += PAGE_SIZE, pte++) {
+		pte_t ptent = ptep_get(pte);
+
+		if (!pte_present(ptent))
+			continue;
+		folio = fr_move_pte_folio(ptent);
+		if (folio && folio_test_large(folio))
+			break;
+	}
+	if (n >= end)
+		return;
 again:
 	pmdval = READ_ONCE(*pmd);
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
@@ -410,15 +475,21 @@ static int fr_move_prepare(struct fr_batch *b)
 			dst = b->v[k].dst + s;
 			n = fr_move_extent(src, dst, e - s);
 			cond_resched();
-			pmd = fr_table_lookup(b->mm, src);
+			pmd = fr_move_pmd(b, &b->src_pmd, src);
 			/* A THP the move takes whole needs no table, no split. */
 			if (fr_move_thp_whole(b, pmd, n)) {
 				dpmd = fr_table_prepare(b->mm, dst, false);
 				if (dpmd && pmd_none(READ_ONCE(*dpmd)))
 					continue;
 			}
-			if (!fr_table_prepare(b->mm, dst, true))
-				return -ENOMEM;
+			dpmd = fr_move_pmd(b, &b->dst_pmd, dst);
+			if (!dpmd || pmd_none(READ_ONCE(*dpmd))) {
+				dpmd = fr_table_prepare(b->mm, dst, true);
+				if (!dpmd)
+					return -ENOMEM;
+				b->dst_pmd.base = dst & PMD_MASK;
+				b->dst_pmd.pmd = dpmd;
+			}
 			if (!pmd || pmd_none(READ_ONCE(*pmd)))
 				continue;
 			/* Else it is mapped by PTEs first (the folio split below). */
@@ -648,13 +719,13 @@ static int fr_move_ptes(struct fr_batch *b, struct vm_area_struct *dvma,
 	int ret = 0;
 
 	*done = 0;
-	dst_pmd = fr_table_lookup(b->mm, dst);
+	dst_pmd = fr_move_pmd(b, &b->dst_pmd, dst);
 	if (!dst_pmd)
 		return FR_RETRY;
 	dpmd = READ_ONCE(*dst_pmd);
 	if (fr_move_pmd_huge(dpmd))
 		return -EEXIST;
-	src_pmd = fr_table_lookup(b->mm, src);
+	src_pmd = fr_move_pmd(b, &b->src_pmd, src);
 	if (pmd_none(dpmd)) {
 		if (!fr_move_thp_whole(b, src_pmd, len))
 			return FR_RETRY;
@@ -837,13 +908,15 @@ static int fr_move_batch(struct fr_batch *b)
 
 long fr_ioctl_move(void __user *uarg)
 {
+	/* Small batches (a single move, most often) need no allocation. */
+	struct fastremap_move_vec small[FR_MOVE_SMALL];
 	struct fastremap_move req;
 	struct fr_batch b = {};
-	struct fastremap_move_vec *v;
+	struct fastremap_move_vec *v = small;
 	unsigned long req_start;
 	u32 usize, len;
 	long ret;
-	u64 t;
+	u64 t, t0 = fr_hook_prof_clock();
 
 	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_MOVE_SIZE_VER0, uarg,
 			 &usize);
@@ -863,9 +936,11 @@ long fr_ioctl_move(void __user *uarg)
 	if (!req.count)
 		return 0;
 
-	v = kvmalloc_array(req.count, sizeof(*v), GFP_KERNEL);
-	if (!v)
-		return -ENOMEM;
+	if (req.count > FR_MOVE_SMALL) {
+		v = kvmalloc_array(req.count, sizeof(*v), GFP_KERNEL);
+		if (!v)
+			return -ENOMEM;
+	}
 	if (copy_from_user(v, u64_to_user_ptr(req.moves),
 			   (size_t)req.count * sizeof(*v))) {
 		ret = -EFAULT;
@@ -905,6 +980,8 @@ long fr_ioctl_move(void __user *uarg)
 	if (copy_to_user(uarg, &req, len) && !ret)
 		ret = -EFAULT;
 out:
-	kvfree(v);
+	if (v != small)
+		kvfree(v);
+	fr_prof_lap(&t0, FR_PROF_TOTAL);
 	return ret;
 }

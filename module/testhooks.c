@@ -144,6 +144,7 @@ static const char *const fr_prof_names[FR_PROF_N] = {
 	[FR_PROF_MOVES] = "moves",
 	[FR_PROF_PAGES] = "pages",
 	[FR_PROF_PASSES] = "passes",
+	[FR_PROF_TOTAL] = "total",
 };
 
 static int fr_prof_get(char *buf, const struct kernel_param *kp)
