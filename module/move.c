@@ -41,8 +41,12 @@
 #include "remap.h"
 #include "move.h"
 #include "mutant.h"
+#include "testhooks.h"
 
 #define FR_MOVE_FLAGS		FASTREMAP_MOVE_ALLOW_HOLES
+
+/* Vectors up to this many moves are copied to the stack (192 bytes). */
+#define FR_MOVE_SMALL		8
 
 /* Pages one pass may move: a 1 GiB batch of PTEs still takes one flush. */
 #define FR_MOVE_PASS_PAGES	(1UL << 18)
@@ -57,6 +61,18 @@
 /* Internal results of a pass: end it, drop the locks, and go on. */
 #define FR_RETRY	1	/* prepare again (split, table), or wait for b->wait */
 #define FR_WAIT		2	/* a migration entry: let the migration finish */
+
+/*
+ * The PMD entry over one 2 MiB of address space, kept between extents:
+ * consecutive moves mostly share a source or destination table. The
+ * pointer stays valid for the whole call: PMD tables are freed only with
+ * mmap_lock held for write, which the call holds; what the entry holds
+ * is read again at each use.
+ */
+struct fr_pmd_cache {
+	unsigned long base;
+	pmd_t *pmd;
+};
 
 struct fr_batch {
 	struct mm_struct *mm;
@@ -75,11 +91,21 @@ struct fr_batch {
 	unsigned long lo, hi;
 	/* The VMA fr_move_vma_at() found last. */
 	struct vm_area_struct *last_vma;
+	struct fr_pmd_cache src_pmd, dst_pmd;
 	/* A folio to lock and unlock (referenced) before the next pass. */
 	struct folio *wait;
 	struct fr_move_stats stats;
 	u64 split;
 };
+
+/* Adds the time since *t to @slot of move_prof (test builds), and restarts *t. */
+static void fr_prof_lap(u64 *t, enum fr_prof_slot slot)
+{
+	u64 now = fr_hook_prof_clock();
+
+	fr_hook_prof_add(slot, now - *t);
+	*t = now;
+}
 
 struct fr_range {
 	unsigned long start, end;
@@ -113,6 +139,23 @@ static bool fr_overlap(unsigned long a, unsigned long alen, unsigned long b,
 }
 
 /*
+ * Whether sources and destinations both come in address order, each past
+ * the end of the one before: then no two overlap, without a sort. A
+ * compacting collector's vector usually does (it walks from-space in
+ * order and bumps a pointer in to-space).
+ */
+static bool fr_vec_ascending(const struct fastremap_move_vec *v, u32 n)
+{
+	u32 k;
+
+	for (k = 1; k < n; k++)
+		if (v[k].src < v[k - 1].src + v[k - 1].len ||
+		    v[k].dst < v[k - 1].dst + v[k - 1].len)
+			return false;
+	return true;
+}
+
+/*
  * Everything about the vector that needs no VMA: alignment, bounds,
  * overlaps, and the request structure outside every range (the result
  * is written there after the moves: inside a source it would fault a
@@ -137,7 +180,7 @@ static int fr_move_check_vec(const struct fastremap_move_vec *v, u32 n,
 		    fr_overlap(req, req_len, v[k].dst, v[k].len))
 			return -EINVAL;
 	}
-	if (n == 1)
+	if (n == 1 || fr_vec_ascending(v, n))
 		return 0;
 	r = kvmalloc_array(n, sizeof(*r), GFP_KERNEL);
 	if (!r)
@@ -299,6 +342,17 @@ static bool fr_move_seg(struct fr_batch *b, u32 k, unsigned long *s,
 	return *s < *e;
 }
 
+/* The PMD entry over @addr, or NULL if a level above it is missing. */
+static pmd_t *fr_move_pmd(struct fr_batch *b, struct fr_pmd_cache *c,
+			  unsigned long addr)
+{
+	if (c->pmd && c->base == (addr & PMD_MASK))
+		return c->pmd;
+	c->base = addr & PMD_MASK;
+	c->pmd = fr_table_lookup(b->mm, addr);
+	return c->pmd;
+}
+
 /* A PMD that maps a huge page or holds a migration or swap entry. */
 static bool fr_move_pmd_huge(pmd_t pmd)
 {
@@ -325,10 +379,31 @@ static void fr_move_split(struct fr_batch *b, pmd_t *pmd, unsigned long addr,
 			  unsigned long end)
 {
 	struct folio *folio;
+	unsigned long n;
 	spinlock_t *ptl;
 	pmd_t pmdval;
 	pte_t *pte;
 
+	/*
+	 * Most runs hold small folios only: look without the lock first. The
+	 * table cannot go (mmap_lock is held for write); an entry changing
+	 * meanwhile is seen again by the locked pass, which retries here.
+	 */
+	pmdval = READ_ONCE(*pmd);
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
+		return;
+	pte = pte_offset_kernel(&pmdval, addr);
+	for (n = addr; n < end; n += PAGE_SIZE, pte++) {
+		pte_t ptent = ptep_get(pte);
+
+		if (!pte_present(ptent))
+			continue;
+		folio = fr_move_pte_folio(ptent);
+		if (folio && folio_test_large(folio))
+			break;
+	}
+	if (n >= end)
+		return;
 again:
 	pmdval = READ_ONCE(*pmd);
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
@@ -400,15 +475,21 @@ static int fr_move_prepare(struct fr_batch *b)
 			dst = b->v[k].dst + s;
 			n = fr_move_extent(src, dst, e - s);
 			cond_resched();
-			pmd = fr_table_lookup(b->mm, src);
+			pmd = fr_move_pmd(b, &b->src_pmd, src);
 			/* A THP the move takes whole needs no table, no split. */
 			if (fr_move_thp_whole(b, pmd, n)) {
 				dpmd = fr_table_prepare(b->mm, dst, false);
 				if (dpmd && pmd_none(READ_ONCE(*dpmd)))
 					continue;
 			}
-			if (!fr_table_prepare(b->mm, dst, true))
-				return -ENOMEM;
+			dpmd = fr_move_pmd(b, &b->dst_pmd, dst);
+			if (!dpmd || pmd_none(READ_ONCE(*dpmd))) {
+				dpmd = fr_table_prepare(b->mm, dst, true);
+				if (!dpmd)
+					return -ENOMEM;
+				b->dst_pmd.base = dst & PMD_MASK;
+				b->dst_pmd.pmd = dpmd;
+			}
 			if (!pmd || pmd_none(READ_ONCE(*pmd)))
 				continue;
 			/* Else it is mapped by PTEs first (the folio split below). */
@@ -638,13 +719,13 @@ static int fr_move_ptes(struct fr_batch *b, struct vm_area_struct *dvma,
 	int ret = 0;
 
 	*done = 0;
-	dst_pmd = fr_table_lookup(b->mm, dst);
+	dst_pmd = fr_move_pmd(b, &b->dst_pmd, dst);
 	if (!dst_pmd)
 		return FR_RETRY;
 	dpmd = READ_ONCE(*dst_pmd);
 	if (fr_move_pmd_huge(dpmd))
 		return -EEXIST;
-	src_pmd = fr_table_lookup(b->mm, src);
+	src_pmd = fr_move_pmd(b, &b->src_pmd, src);
 	if (pmd_none(dpmd)) {
 		if (!fr_move_thp_whole(b, src_pmd, len))
 			return FR_RETRY;
@@ -743,6 +824,7 @@ static int fr_move_batch(struct fr_batch *b)
 	u32 stalls = 0, k, i;
 	unsigned long off;
 	int ret = 0;
+	u64 t;
 
 	/* Secondary MMUs drop every source at once, for the whole call. */
 	for (k = 0; k < b->count; k++) {
@@ -751,8 +833,11 @@ static int fr_move_batch(struct fr_batch *b)
 	}
 	fr_mmu_notifier_start(&range, fr_move_vma_at(b, b->v[0].src), lo, hi);
 	while (b->i < b->count) {
+		t = fr_hook_prof_clock();
+		fr_hook_prof_add(FR_PROF_PASSES, 1);
 		fr_move_plan(b);
 		ret = fr_move_prepare(b);
+		fr_prof_lap(&t, FR_PROF_PREPARE);
 		if (ret)
 			break;
 		i = b->i;
@@ -761,7 +846,11 @@ static int fr_move_batch(struct fr_batch *b)
 			anon_vma_lock_write(b->anon_vma);
 		/* A PTE reclaim cleared with its flush still pending must not move. */
 		fr_flush_tlb_batched_pending(b->mm);
+		fr_prof_lap(&t, FR_PROF_LOCK);
 		ret = fr_move_locked(b);
+		fr_prof_lap(&t, FR_PROF_MOVE);
+		if (b->hi > b->lo)
+			fr_hook_move_unflushed();
 		/*
 		 * The flush, one per pass: until it completes other CPUs may
 		 * still reach moved pages through stale TLB entries for their
@@ -786,6 +875,7 @@ static int fr_move_batch(struct fr_batch *b)
 			fr_flush_moved(b->mm, b->lo, b->hi, &b->stats);
 			b->lo = b->hi = 0;
 		}
+		fr_prof_lap(&t, FR_PROF_FLUSH);
 		if (b->anon_vma && !FR_MUTANT(MOVE_NO_RMAP_LOCK))
 			anon_vma_unlock_write(b->anon_vma);
 		if (b->wait) {
@@ -795,6 +885,7 @@ static int fr_move_batch(struct fr_batch *b)
 			folio_put(b->wait);
 			b->wait = NULL;
 		}
+		fr_prof_lap(&t, FR_PROF_UNLOCK);
 		if (ret != FR_RETRY && ret != FR_WAIT)
 			break;
 		if (b->i != i || b->off != off)
@@ -817,12 +908,15 @@ static int fr_move_batch(struct fr_batch *b)
 
 long fr_ioctl_move(void __user *uarg)
 {
+	/* Small batches (a single move, most often) need no allocation. */
+	struct fastremap_move_vec small[FR_MOVE_SMALL];
 	struct fastremap_move req;
 	struct fr_batch b = {};
-	struct fastremap_move_vec *v;
+	struct fastremap_move_vec *v = small;
 	unsigned long req_start;
 	u32 usize, len;
 	long ret;
+	u64 t, t0 = fr_hook_prof_clock();
 
 	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_MOVE_SIZE_VER0, uarg,
 			 &usize);
@@ -842,16 +936,20 @@ long fr_ioctl_move(void __user *uarg)
 	if (!req.count)
 		return 0;
 
-	v = kvmalloc_array(req.count, sizeof(*v), GFP_KERNEL);
-	if (!v)
-		return -ENOMEM;
+	if (req.count > FR_MOVE_SMALL) {
+		v = kvmalloc_array(req.count, sizeof(*v), GFP_KERNEL);
+		if (!v)
+			return -ENOMEM;
+	}
 	if (copy_from_user(v, u64_to_user_ptr(req.moves),
 			   (size_t)req.count * sizeof(*v))) {
 		ret = -EFAULT;
 		goto out;
 	}
+	t = fr_hook_prof_clock();
 	req_start = untagged_addr((unsigned long)uarg);
 	ret = fr_move_check_vec(v, req.count, req_start, len);
+	fr_prof_lap(&t, FR_PROF_VEC);
 	if (ret)
 		goto out;
 
@@ -863,10 +961,15 @@ long fr_ioctl_move(void __user *uarg)
 		ret = -EINTR;
 		goto out;
 	}
+	t = fr_hook_prof_clock();
 	ret = fr_move_check_vmas(&b);
+	fr_prof_lap(&t, FR_PROF_VMAS);
 	if (!ret)
 		ret = fr_move_batch(&b);
 	mmap_write_unlock(b.mm);
+	fr_hook_prof_add(FR_PROF_CALLS, 1);
+	fr_hook_prof_add(FR_PROF_MOVES, b.i);
+	fr_hook_prof_add(FR_PROF_PAGES, b.stats.pte);
 
 	req.done = b.i;
 	req.done_bytes = b.off;
@@ -877,6 +980,8 @@ long fr_ioctl_move(void __user *uarg)
 	if (copy_to_user(uarg, &req, len) && !ret)
 		ret = -EFAULT;
 out:
-	kvfree(v);
+	if (v != small)
+		kvfree(v);
+	fr_prof_lap(&t0, FR_PROF_TOTAL);
 	return ret;
 }

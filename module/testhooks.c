@@ -50,7 +50,6 @@ bool fr_hook_table_alloc_fails(void)
 }
 
 enum { FR_HOLD_OFF, FR_HOLD_ARMED, FR_HOLD_WAITING };
-static atomic_t hold_after_prepare = ATOMIC_INIT(FR_HOLD_OFF);
 static DECLARE_WAIT_QUEUE_HEAD(fr_hold_wq);
 
 static int fr_set_hold(const char *val, const struct kernel_param *kp)
@@ -59,7 +58,7 @@ static int fr_set_hold(const char *val, const struct kernel_param *kp)
 
 	if (ret || (n != FR_HOLD_OFF && n != FR_HOLD_ARMED))
 		return -EINVAL;
-	atomic_set(&hold_after_prepare, n);
+	atomic_set((atomic_t *)kp->arg, n);
 	wake_up_all(&fr_hold_wq);
 	return 0;
 }
@@ -68,20 +67,36 @@ static const struct kernel_param_ops fr_hold_ops = {
 	.set = fr_set_hold,
 	.get = fr_param_get,
 };
+
+/* Waits at an armed hold until the test writes 0 (or 10 s pass). */
+static void fr_hold(atomic_t *hold, const char *name)
+{
+	if (atomic_cmpxchg(hold, FR_HOLD_ARMED, FR_HOLD_WAITING) != FR_HOLD_ARMED)
+		return;
+	if (!wait_event_timeout(fr_hold_wq,
+				atomic_read(hold) != FR_HOLD_WAITING, 10 * HZ))
+		pr_warn("%s: nobody released the hold in 10 s\n", name);
+	atomic_set(hold, FR_HOLD_OFF);
+}
+
+static atomic_t hold_after_prepare = ATOMIC_INIT(FR_HOLD_OFF);
 module_param_cb(hold_after_prepare, &fr_hold_ops, &hold_after_prepare, 0600);
 MODULE_PARM_DESC(hold_after_prepare,
 		 "1: hold the next move between preparing and moving until 0 is written (tests only)");
 
 void fr_hook_prepared(void)
 {
-	if (atomic_cmpxchg(&hold_after_prepare, FR_HOLD_ARMED,
-			   FR_HOLD_WAITING) != FR_HOLD_ARMED)
-		return;
-	if (!wait_event_timeout(fr_hold_wq,
-				atomic_read(&hold_after_prepare) != FR_HOLD_WAITING,
-				10 * HZ))
-		pr_warn("hold_after_prepare: nobody released the hold in 10 s\n");
-	atomic_set(&hold_after_prepare, FR_HOLD_OFF);
+	fr_hold(&hold_after_prepare, "hold_after_prepare");
+}
+
+static atomic_t hold_before_flush = ATOMIC_INIT(FR_HOLD_OFF);
+module_param_cb(hold_before_flush, &fr_hold_ops, &hold_before_flush, 0600);
+MODULE_PARM_DESC(hold_before_flush,
+		 "1: hold the next FASTREMAP_IOC_MOVE pass that moved entries before its flush until 0 is written (tests only)");
+
+void fr_hook_move_unflushed(void)
+{
+	fr_hold(&hold_before_flush, "hold_before_flush");
 }
 
 static atomic_t prepare_retries = ATOMIC_INIT(0);
@@ -109,4 +124,58 @@ unsigned long fr_hook_pass_budget(unsigned long dflt)
 	unsigned long n = READ_ONCE(pass_budget);
 
 	return n ? n : dflt;
+}
+
+/*
+ * Where FASTREMAP_IOC_MOVE's time goes: nanoseconds per phase, summed
+ * over calls, with the calls, moves and pages they made (read as one
+ * line; any write resets it). The bench's workload 7 is profiled with it.
+ */
+static atomic64_t move_prof[FR_PROF_N];
+static const char *const fr_prof_names[FR_PROF_N] = {
+	[FR_PROF_VEC] = "vec",
+	[FR_PROF_VMAS] = "vmas",
+	[FR_PROF_PREPARE] = "prepare",
+	[FR_PROF_LOCK] = "lock",
+	[FR_PROF_MOVE] = "move",
+	[FR_PROF_FLUSH] = "flush",
+	[FR_PROF_UNLOCK] = "unlock",
+	[FR_PROF_CALLS] = "calls",
+	[FR_PROF_MOVES] = "moves",
+	[FR_PROF_PAGES] = "pages",
+	[FR_PROF_PASSES] = "passes",
+	[FR_PROF_TOTAL] = "total",
+};
+
+static int fr_prof_get(char *buf, const struct kernel_param *kp)
+{
+	int i, n = 0;
+
+	for (i = 0; i < FR_PROF_N; i++)
+		n += sysfs_emit_at(buf, n, "%s%s %lld", i ? " " : "",
+				   fr_prof_names[i],
+				   (long long)atomic64_read(&move_prof[i]));
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static int fr_prof_reset(const char *val, const struct kernel_param *kp)
+{
+	int i;
+
+	for (i = 0; i < FR_PROF_N; i++)
+		atomic64_set(&move_prof[i], 0);
+	return 0;
+}
+
+static const struct kernel_param_ops fr_prof_ops = {
+	.set = fr_prof_reset,
+	.get = fr_prof_get,
+};
+module_param_cb(move_prof, &fr_prof_ops, NULL, 0600);
+MODULE_PARM_DESC(move_prof,
+		 "FASTREMAP_IOC_MOVE's time per phase in ns, calls, moves, pages; a write resets (tests only)");
+
+void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
+{
+	atomic64_add(n, &move_prof[slot]);
 }

@@ -8,6 +8,18 @@
 #define FASTREMAP_TESTHOOKS_H
 
 #include <linux/types.h>
+#ifdef FR_TEST_HOOKS
+#include <linux/sched/clock.h>
+#endif
+
+/* move_prof: FASTREMAP_IOC_MOVE's phases (ns) and counts. */
+enum fr_prof_slot {
+	FR_PROF_VEC, FR_PROF_VMAS, FR_PROF_PREPARE, FR_PROF_LOCK,
+	FR_PROF_MOVE, FR_PROF_FLUSH, FR_PROF_UNLOCK,
+	FR_PROF_CALLS, FR_PROF_MOVES, FR_PROF_PAGES, FR_PROF_PASSES,
+	FR_PROF_TOTAL,
+	FR_PROF_N
+};
 
 #ifdef FR_TEST_HOOKS
 /* fail_table_alloc=N: the Nth page-table allocation on fails. */
@@ -18,10 +30,20 @@ bool fr_hook_table_alloc_fails(void);
  * and goes on when 0 is written (or after 10 s).
  */
 void fr_hook_prepared(void);
+/*
+ * hold_before_flush=1: the next FASTREMAP_IOC_MOVE pass that moved
+ * entries stops before its TLB flush, with every lock of the pass held,
+ * reads 2 while it waits there, and goes on when 0 is written (or after
+ * 10 s).
+ */
+void fr_hook_move_unflushed(void);
 /* prepare_retries: how often a pass stalled and the move prepared again. */
 void fr_hook_stalled(void);
 /* pass_budget=N: passes of N units instead of @dflt (0: @dflt). */
 unsigned long fr_hook_pass_budget(unsigned long dflt);
+void fr_hook_prof_add(enum fr_prof_slot slot, u64 n);
+/* A clock for move_prof: 0 in builds without it, where nothing is added. */
+#define fr_hook_prof_clock()	local_clock()
 #else
 static inline bool fr_hook_table_alloc_fails(void)
 {
@@ -29,6 +51,10 @@ static inline bool fr_hook_table_alloc_fails(void)
 }
 
 static inline void fr_hook_prepared(void)
+{
+}
+
+static inline void fr_hook_move_unflushed(void)
 {
 }
 
@@ -40,6 +66,11 @@ static inline unsigned long fr_hook_pass_budget(unsigned long dflt)
 {
 	return dflt;
 }
+static inline void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
+{
+}
+
+#define fr_hook_prof_clock()	0ULL
 #endif
 
 #endif /* FASTREMAP_TESTHOOKS_H */
