@@ -276,6 +276,10 @@ for suite in $FR_SUITES; do
 		rc=$(sed -n "s/^FR-END $t \([0-9]*\)$/\1/p" "$results/$suite-$t.tap")
 		check_stream "$suite" "$t" "$results/$suite-$t.tap" "$rc"
 	done
+	# Where the guest's time went, longest first (FR-TIME NAME START END).
+	times=$(awk '$1 == "FR-TIME" { printf "%s %.0f\n", $2, $4 - $3 }' "$log" |
+		sort -k2,2nr | awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $1, $2 }')
+	echo "# $suite: guest time per program: ${times:-none recorded}"
 	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" >"$results/$suite-dmesg.log"
 	bad=$(grep -E "$FR_BAD_LOG" "$results/$suite-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
