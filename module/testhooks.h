@@ -22,6 +22,8 @@ void fr_hook_prepared(void);
 void fr_hook_stalled(void);
 /* pass_budget=N: passes of N units instead of @dflt (0: @dflt). */
 unsigned long fr_hook_pass_budget(unsigned long dflt);
+/* At unload: what the hooks registered with the kernel goes. */
+void fr_hooks_exit(void);
 #else
 static inline bool fr_hook_table_alloc_fails(void)
 {
@@ -39,6 +41,10 @@ static inline void fr_hook_stalled(void)
 static inline unsigned long fr_hook_pass_budget(unsigned long dflt)
 {
 	return dflt;
+}
+
+static inline void fr_hooks_exit(void)
+{
 }
 #endif
 
