@@ -10,6 +10,10 @@
  *   1 pud         1 GiB private anon, 4 KiB pages, src and dst 1 GiB-aligned
  *   2 pmd         the same, dst 2 MiB-aligned only
  *   3 pte         the same, dst misaligned by 4 KiB
+ *   3c pte_contpte 1 GiB of 64 KiB mTHP, dst misaligned by 64 KiB: arm64
+ *                 (6.9+) maps it in contiguous blocks, which the module
+ *                 moves whole (counted: contpte=); arm64 only, skipped
+ *                 without mTHP
  *   4 pte_writer  3 while a second thread writes to its own memory on the
  *                 other CPU (remote shootdowns)
  *   5 thp         1 GiB of THP (MADV_HUGEPAGE), dst 2 MiB-aligned
@@ -259,6 +263,7 @@ static int uffd_register(void *addr, size_t len)
 /* What fastremap reported for the moves of one repetition. */
 struct frstats {
 	uint64_t pud, pmd, thp, pte, flushes, calls;
+	uint64_t contpte, unfolded;	/* arm64's contiguous-PTE blocks */
 	uint64_t module;	/* calls the module made (the others: routed to mremap(2)) */
 };
 
@@ -293,6 +298,8 @@ static inline int do_move(int c, char *src, size_t len, char *dst,
 		st->pmd += fs.moved_pmd;
 		st->thp += fs.moved_thp;
 		st->pte += fs.moved_pte;
+		st->contpte += fs.moved_contpte;
+		st->unfolded += fs.unfolded_contpte;
 		st->flushes += fs.tlb_flushes;
 		st->module += fs.used_module;
 		st->calls++;
@@ -885,6 +892,16 @@ static const struct workload workloads[] = {
 	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "3", "pte", "dst misaligned by 4 KiB (PTE level)", K_MOVE, 4 * KiB, 0, 0, 0,
 	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0 },
+	/*
+	 * 64 KiB mTHP, so that arm64 (6.9+) maps the source in contiguous
+	 * blocks; the destination is congruent modulo 64 KiB, so the module
+	 * moves each block whole (moved_contpte) and it stays contiguous.
+	 * x86-64 has no such blocks: arm64's bench only.
+	 */
+#ifdef __aarch64__
+	{ "3c", "pte_contpte", "64 KiB mTHP, dst misaligned by 64 KiB (PTE level, contiguous blocks)",
+	  K_MOVE, 64 * KiB, 0, 0, 1, B(C_FR) | B(C_MREMAP), 0, 0 },
+#endif
 	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, 4 * KiB, 0, 1, 0,
 	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "5", "thp", "THP (MADV_HUGEPAGE), dst 2 MiB-aligned", K_MOVE, 2 * MiB, 1, 0, 0,
@@ -1715,6 +1732,11 @@ static void print_csv(void)
 					       (double)cl->st.pmd / cl->st.calls,
 					       (double)cl->st.thp / cl->st.calls,
 					       (double)cl->st.pte / cl->st.calls);
+			if (c == C_FR && (cl->st.contpte || cl->st.unfolded))
+				nl += snprintf(note + nl, sizeof(note) - nl,
+					       "contpte=%.6g;unfolded_contpte=%.6g;",
+					       (double)cl->st.contpte / cl->st.calls,
+					       (double)cl->st.unfolded / cl->st.calls);
 			if (cl->nvmas) {
 				double vm[MAX_REPS], vmed, vlo, vhi;
 

@@ -47,7 +47,7 @@ function fl(w, c,   k, s, m) {
 	return s
 }
 function fr_moved(w,   s, f, i, n, v) {
-	n = split("pud pmd thp pte", f, " ")
+	n = split("pud pmd thp pte contpte unfolded_contpte", f, " ")
 	s = ""
 	for (i = 1; i <= n; i++)
 		if ((v = note(w, "fastremap", f[i])) != "" && v != "0")

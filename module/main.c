@@ -14,6 +14,7 @@
 #include "compat.h"
 #include "remap.h"
 #include "move.h"
+#include "testhooks.h"
 
 #define FR_IOCTL_BIT(cmd)	BIT_ULL(_IOC_NR(cmd))
 #define FR_IOCTLS		(FR_IOCTL_BIT(FASTREMAP_IOC_INFO) | \
@@ -168,6 +169,7 @@ err:
 static void __exit fr_exit(void)
 {
 	misc_deregister(&fr_misc);
+	fr_hooks_exit();
 }
 
 module_init(fr_init);

@@ -8,9 +8,13 @@
 #include <linux/atomic.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/mmu_notifier.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/sysfs.h>
 #include <linux/wait.h>
+#include "compat-generated.h"
 #include "testhooks.h"
 
 static int fr_param_get(char *buf, const struct kernel_param *kp)
@@ -179,3 +183,81 @@ void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 {
 	atomic64_add(n, &move_prof[slot]);
 }
+
+#if defined(FR_HAVE_MMU_NOTIFIER_ARCH_SECONDARY_TLBS)
+/*
+ * count_flushes: a TLB flush counter for one process, mremap(2)'s flushes
+ * included, where no tracepoint counts them. Since 6.6 every user TLB
+ * flush of an mm that has an mmu notifier (arm64's flush_tlb_range(),
+ * flush_tlb_mm() and flush_tlb_page(), x86's flush_tlb_mm_range()) calls
+ * the notifiers' arch_invalidate_secondary_tlbs() once: writing 1
+ * registers a notifier on the writer's mm that counts those calls (and
+ * zeroes the count), reading gives the count, 0 unregisters.
+ */
+static atomic_t fr_flush_count = ATOMIC_INIT(0);
+static DEFINE_MUTEX(fr_flush_lock);
+static bool fr_flush_registered;
+
+static void fr_count_flush(struct mmu_notifier *mn, struct mm_struct *mm,
+			   unsigned long start, unsigned long end)
+{
+	atomic_inc(&fr_flush_count);
+}
+
+static const struct mmu_notifier_ops fr_flush_mn_ops = {
+	.arch_invalidate_secondary_tlbs = fr_count_flush,
+};
+
+static struct mmu_notifier fr_flush_mn = {
+	.ops = &fr_flush_mn_ops,
+};
+
+/*
+ * Unregistering is safe after the mm's exit too: the exit already took
+ * the notifier off the mm, and this only drops the mm's count.
+ */
+static void fr_flush_unregister(void)
+{
+	if (fr_flush_registered)
+		mmu_notifier_unregister(&fr_flush_mn, fr_flush_mn.mm);
+	fr_flush_registered = false;
+}
+
+static int fr_set_count_flushes(const char *val, const struct kernel_param *kp)
+{
+	int n, ret = kstrtoint(val, 0, &n);
+
+	if (ret || (n != 0 && n != 1))
+		return -EINVAL;
+	if (n && !current->mm)
+		return -EINVAL;
+	mutex_lock(&fr_flush_lock);
+	fr_flush_unregister();
+	atomic_set(&fr_flush_count, 0);
+	if (n) {
+		ret = mmu_notifier_register(&fr_flush_mn, current->mm);
+		fr_flush_registered = !ret;
+	}
+	mutex_unlock(&fr_flush_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops fr_count_flushes_ops = {
+	.set = fr_set_count_flushes,
+	.get = fr_param_get,
+};
+module_param_cb(count_flushes, &fr_count_flushes_ops, &fr_flush_count, 0600);
+MODULE_PARM_DESC(count_flushes,
+		 "1: count the TLB flushes of the writer's mm (read: the count), 0: stop (tests only)");
+
+void fr_hooks_exit(void)
+{
+	mutex_lock(&fr_flush_lock);
+	fr_flush_unregister();
+	mutex_unlock(&fr_flush_lock);
+}
+#else
+void fr_hooks_exit(void)
+{
+}
+#endif

@@ -44,6 +44,9 @@ unsigned long fr_hook_pass_budget(unsigned long dflt);
 void fr_hook_prof_add(enum fr_prof_slot slot, u64 n);
 /* A clock for move_prof: 0 in builds without it, where nothing is added. */
 #define fr_hook_prof_clock()	local_clock()
+
+/* At unload: what the hooks registered with the kernel goes. */
+void fr_hooks_exit(void);
 #else
 static inline bool fr_hook_table_alloc_fails(void)
 {
@@ -66,11 +69,16 @@ static inline unsigned long fr_hook_pass_budget(unsigned long dflt)
 {
 	return dflt;
 }
+
 static inline void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 {
 }
 
 #define fr_hook_prof_clock()	0ULL
+
+static inline void fr_hooks_exit(void)
+{
+}
 #endif
 
 #endif /* FASTREMAP_TESTHOOKS_H */

@@ -53,7 +53,9 @@ fr_apt_install() {
 # Newest kernel version installed under a root (/ or a chroot).
 fr_kver() {
 	local root=$1
-	ls "$root"/boot/vmlinuz-* 2>/dev/null | sed 's#.*/vmlinuz-##' | sort -V | tail -n 1
+	# Empty, not a failure, where there is no kernel yet (a cold cache:
+	# under set -e and pipefail a failed ls would end the caller).
+	{ ls "$root"/boot/vmlinuz-* 2>/dev/null || true; } | sed 's#.*/vmlinuz-##' | sort -V | tail -n 1
 }
 
 # A name for this checkout's build directory, so that staging folders

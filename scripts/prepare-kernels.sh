@@ -144,6 +144,25 @@ make_arm64() {
 		rm -rf "$dir"
 		mv "$tmp" "$dir"
 	fi
+	# Debian's arm64-16k flavour of the same kernel (16 KiB pages), where
+	# the suite has one: its headers only, in the build root beside the
+	# amd64 headers whose common half they share, so that
+	# check-pagesize.sh can show the module refusing to build there. Not
+	# under /lib/modules, where DKMS would take it for a kernel to build for.
+	k="$abi-arm64-16k"
+	if [ ! -f "${root%/}/usr/src/linux-headers-$k/.config" ] &&
+		apt_arm64 "$suite" apt-cache show "linux-headers-$k=$ver" >/dev/null 2>&1; then
+		fr_log "$suite: fetching the headers of Debian's $k ($ver)"
+		tmp="$dir.16k.tmp"
+		rm -rf "$tmp"
+		mkdir -p "$tmp/debs"
+		(cd "$tmp/debs" && apt_arm64 "$suite" apt-get download "linux-headers-$k=$ver" >/dev/null) ||
+			fr_die "$suite: cannot download linux-headers-$k $ver"
+		dpkg-deb -x "$tmp"/debs/*.deb "$tmp"
+		rm -rf "${root%/}/usr/src/linux-headers-$k"
+		mv "$tmp/usr/src/linux-headers-$k" "${root%/}/usr/src/"
+		rm -rf "$tmp"
+	fi
 	gcc=$(sed -n 's/^CC = .*\(gcc-[0-9]*\)$/\1/p' "$dir/usr/src/linux-headers-$abi-arm64/.kernelvariables")
 	[ -n "$gcc" ] || fr_die "$suite: which gcc built the arm64 kernel?"
 	# The programs' C library too (they are built in the bookworm chroot).

@@ -5,7 +5,8 @@
  * start, and how the load-time self-check reads the branches static calls
  * patch. The byte patterns are the kernels' own: ENDBR64 (and ENDBR32,
  * which is_endbr() also accepts), the seal poison of 6.1-6.17
- * (66 0f 1f 00) and of 7.x (0f 1f 40 d6).
+ * (66 0f 1f 00) and of 7.x (0f 1f 40 d6); on arm64 the BTI landing pads
+ * the self-check accepts under CONFIG_ARM64_BTI_KERNEL.
  */
 #include "../module/ibt.h"
 #include "tap.h"
@@ -31,6 +32,26 @@ static const struct entry_case {
 	{ "7.x seal, last byte off", { 0x0f, 0x1f, 0x40, 0xd7 }, FR_ENTRY_PLAIN },
 	{ "int3 padding", { 0xcc, 0xcc, 0xcc, 0xcc }, FR_ENTRY_PLAIN },
 	{ "nop padding", { 0x90, 0x90, 0x90, 0x90 }, FR_ENTRY_PLAIN },
+};
+
+/*
+ * arm64 (BTI): the first instruction, little endian, as the load-time
+ * self-check reads it. Only BTI c, BTI jc and PACIASP/PACIBSP take a call
+ * through a register (BLR); BTI j and a bare BTI take none.
+ */
+#define A64(w) { (w) & 0xff, (w) >> 8 & 0xff, (w) >> 16 & 0xff, (w) >> 24 & 0xff }
+
+static const struct entry_case bti_cases[] = {
+	{ "bti c", A64(0xd503245fu), FR_ENTRY_BTI_C },
+	{ "bti jc", A64(0xd50324dfu), FR_ENTRY_BTI_C },
+	{ "paciasp", A64(0xd503233fu), FR_ENTRY_PACSP },
+	{ "pacibsp", A64(0xd503237fu), FR_ENTRY_PACSP },
+	{ "bti j: no landing pad for a call", A64(0xd503249fu), FR_ENTRY_PLAIN },
+	{ "bti (no target): none either", A64(0xd503241fu), FR_ENTRY_PLAIN },
+	{ "nop (patchable entry)", A64(0xd503201fu), FR_ENTRY_PLAIN },
+	{ "stp x29, x30, [sp, #-16]!", A64(0xa9bf7bfdu), FR_ENTRY_PLAIN },
+	{ "autiasp is no landing pad", A64(0xd50323bfu), FR_ENTRY_PLAIN },
+	{ "bti c, bytes reversed (big endian)", { 0xd5, 0x03, 0x24, 0x5f }, FR_ENTRY_PLAIN },
 };
 
 /* What a kprobe reported, and the bytes just below it. */
@@ -86,6 +107,13 @@ int main(void)
 		enum fr_entry got = fr_entry_kind(c->insn);
 
 		tap_ok(got == c->want, "entry: %s is %s (got %s)", c->name,
+		       fr_entry_name(c->want), fr_entry_name(got));
+	}
+	for (unsigned int k = 0; k < N(bti_cases); k++) {
+		const struct entry_case *c = &bti_cases[k];
+		enum fr_entry got = fr_bti_entry_kind(c->insn);
+
+		tap_ok(got == c->want, "arm64 entry: %s is %s (got %s)", c->name,
 		       fr_entry_name(c->want), fr_entry_name(got));
 	}
 	for (unsigned int k = 0; k < N(kprobe_cases); k++) {

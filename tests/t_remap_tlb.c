@@ -11,13 +11,19 @@
  * task switch" events are context switches, not the call's doing, and a
  * "remote ipi send" event only doubles a request when another CPU still
  * has the mm in its cpumask (say, from before the pinning); both are
- * reported, not counted. Skips without tracefs. Runs as root inside the
- * test VM with the module loaded.
+ * reported, not counted. Where the kernel tells mmu notifiers of each
+ * flush (6.6+), a second count comes from an mmu notifier the test build
+ * registers on this process (count_flushes): the ioctl's at most 3,
+ * mremap(2)'s at least one per 2 MiB extent; on arm64, which has no flush
+ * tracepoint, it is how mremap(2)'s flushes are counted (see
+ * remap_util.h for the kprobe events). Skips without tracefs. Runs as
+ * root inside the test VM with the module loaded.
  *
  * Usage: t_remap_tlb [--selftest-mremap] [SEED]
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <sys/utsname.h>
 #include "remap_util.h"
 
 #define MAX_IOCTL_FLUSHES	3
@@ -47,12 +53,47 @@ struct call {
 	char *src, *dst, *p;
 	size_t len;
 	int ioctl_it, err;
+	long notified;		/* flushes the mmu notifier counted, or -1 */
 	struct fastremap_remap r;
 };
+
+/*
+ * The test build's count_flushes (6.6+): an mmu notifier on this process's
+ * mm that counts its TLB flushes, mremap(2)'s too. Since 6.6 every user
+ * TLB flush of an mm with notifiers tells them once (arm64's
+ * flush_tlb_range(), flush_tlb_mm() and flush_tlb_page(); x86's
+ * flush_tlb_mm_range()): arm64's one honest count of mremap(2)'s flushes,
+ * where 6.12 and 7.2 inline its movers and no tracepoint fires.
+ */
+#define COUNT_FLUSHES	"/sys/module/fastremap/parameters/count_flushes"
+static int notifier_on;
+
+static long notified_flushes(void)
+{
+	char b[32];
+
+	if (!notifier_on || fr_read_str(COUNT_FLUSHES, b, sizeof(b)))
+		return -1;
+	return strtol(b, NULL, 10);
+}
+
+#ifdef __aarch64__
+/* 6.6+: every user TLB flush calls the mmu notifiers' secondary-TLB hook. */
+static int flush_tells_notifiers(void)
+{
+	struct utsname u;
+	int maj, min;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
+		return 1;
+	return maj > 6 || (maj == 6 && min >= 6);
+}
+#endif
 
 static void do_call(void *arg)
 {
 	struct call *c = arg;
+	long before = notified_flushes();
 
 	if (c->ioctl_it)
 		c->p = fr_remap(fd, c->src, c->len, c->len,
@@ -61,6 +102,7 @@ static void do_call(void *arg)
 		c->p = sys_mremap(c->src, c->len, c->len,
 				  MREMAP_MAYMOVE | MREMAP_FIXED, c->dst);
 	c->err = errno;
+	c->notified = before < 0 ? -1 : notified_flushes() - before;
 }
 
 /* One page per step: the pattern; returns the pages touched. */
@@ -128,6 +170,19 @@ int main(int argc, char **argv)
 		close(fd);
 		return tap_done();
 	}
+	/*
+	 * Required on arm64 where the kernel has the notifier hook: there it
+	 * is the only count of mremap(2)'s flushes.
+	 */
+	notifier_on = fr_write_str(COUNT_FLUSHES, "1") == 0;
+#ifdef __aarch64__
+	if (flush_tells_notifiers())
+		tap_ok(notifier_on, "arm64: count_flushes registered an mmu notifier (%s)",
+		       notifier_on ? "ok" : strerror(errno));
+	else
+		tap_diag("arm64 before 6.6: a flush tells no mmu notifier and mm/mremap.c's movers are inlined: mremap(2)'s flushes are not counted here");
+#endif
+	tap_diag("mmu-notifier flush counts: %s", notifier_on ? "on" : "not on this kernel");
 
 	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
 		const struct tcase *tc = &cases[k];
@@ -182,6 +237,8 @@ int main(int argc, char **argv)
 			 fr_counted(&c[1].r) ? (long long)c[1].r.tlb_flushes : -1LL);
 		tap_diag("%s: mremap(2): %d tlb_flush events [%s]", tc->name,
 			 tc_mremap.total, rm);
+		tap_diag("%s: flushes counted by the mmu notifier: ioctl %ld, mremap(2) %ld",
+			 tc->name, c[1].notified, c[0].notified);
 		if (fr_nodev())
 			goto next;
 		tap_ok(c[1].r.tlb_flushes == 1, "%s: the ioctl reports one TLB flush (%llu)",
@@ -197,16 +254,42 @@ int main(int argc, char **argv)
 		       tc->name, fr_tlb_reason(&tc_ioctl, FR_FLUSH_MODULE_FN),
 		       fr_tlb_reason(&tc_mremap, FR_FLUSH_MODULE_FN));
 		/*
-		 * mremap's movers, where this kernel kept its PTE and PMD
-		 * movers out of line (6.1; 6.12 and 7.2 inline them into
-		 * move_page_tables(), and then the count above is only
-		 * reported): each moved extent is one call, one flush.
+		 * mremap's movers, where a kernel keeps its PTE and PMD
+		 * movers out of line (Debian's 6.1, 6.12 and 7.2 arm64
+		 * kernels inline both into move_page_tables(); the notifier
+		 * below counts there from 6.6 on): each moved extent is one
+		 * call, one flush.
 		 */
 		if (fr_tlb_probed("move_ptes") && fr_tlb_probed("move_normal_pmd"))
 			tap_ok(own(&tc_mremap) >= 1,
 			       "%s: arm64: mremap(2) seen through its movers (%d calls)",
 			       tc->name, own(&tc_mremap));
 #endif
+		/*
+		 * The notifier's counts: the ioctl's flush plus the kernel's
+		 * unmap of the old range, against mremap(2)'s flush per 2 MiB
+		 * extent it moved (per PTE table or PMD entry; one for a PUD).
+		 */
+		if (notifier_on) {
+			long want = tc->dst_align == SZ_1G ? 1 : (long)(tc->len / SZ_2M);
+
+			tap_ok(c[1].notified >= 1 && c[1].notified <= MAX_IOCTL_FLUSHES,
+			       "%s: mmu notifier: the ioctl flushed 1..%d times (%ld)",
+			       tc->name, MAX_IOCTL_FLUSHES, c[1].notified);
+			tap_ok(c[0].notified >= want,
+			       "%s: mmu notifier: mremap(2) flushed at least once per extent (%ld >= %ld)",
+			       tc->name, c[0].notified, want);
+#ifndef __aarch64__
+			/*
+			 * The method, checked where a tracepoint counts too:
+			 * what arm64 relies on must agree with it here.
+			 */
+			tap_ok(c[1].notified == own(&tc_ioctl) && c[0].notified == own(&tc_mremap),
+			       "%s: x86: the notifier counts what the tracepoint counts (ioctl %ld = %d, mremap(2) %ld = %d)",
+			       tc->name, c[1].notified, own(&tc_ioctl), c[0].notified,
+			       own(&tc_mremap));
+#endif
+		}
 		ioctl_counts[nio++] = own(&tc_ioctl);
 next:
 		for (int x = 0; x < 2; x++) {
@@ -223,6 +306,8 @@ next:
 		}
 		tap_diag("ioctl tlb_flush events per call, over all sizes: %d..%d", lo, hi);
 	}
+	if (notifier_on)
+		fr_write_str(COUNT_FLUSHES, "0");
 	tlb_trace_end();
 	close(fd);
 	return tap_done();

@@ -81,10 +81,19 @@ struct fastremap_stats {
 	 * each; 0 when the call was not a move it estimated.
 	 */
 	uint64_t mremap_extents;
+	/*
+	 * arm64's contiguous-PTE blocks (64 KiB of a large folio), counted
+	 * in moved_pte too: moved whole and still contiguous; moved as
+	 * single entries (cut by the range, or a destination not congruent
+	 * modulo 64 KiB). Always 0 on x86-64 and without the module.
+	 */
+	uint64_t moved_contpte;
+	uint64_t unfolded_contpte;
 };
 
 #define FASTREMAP_STATS_SIZE_VER0	56
 #define FASTREMAP_STATS_SIZE_VER1	64
+#define FASTREMAP_STATS_SIZE_VER2	80
 
 /*
  * The native call: mremap(2)'s arguments (new_addr is used as mremap(2)

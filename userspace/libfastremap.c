@@ -67,7 +67,7 @@
 #define FR_LIB_VERSION "unknown"
 #endif
 
-_Static_assert(sizeof(struct fastremap_stats) == FASTREMAP_STATS_SIZE_VER1,
+_Static_assert(sizeof(struct fastremap_stats) == FASTREMAP_STATS_SIZE_VER2,
 	       "fastremap_stats layout");
 _Static_assert(sizeof(struct fastremap_abi_info) == FASTREMAP_ABI_INFO_SIZE_VER0,
 	       "fastremap_abi_info layout");
@@ -592,6 +592,8 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 			st.moved_thp = req.moved_thp;
 			st.moved_pte = req.moved_pte;
 			st.tlb_flushes = req.tlb_flushes;
+			st.moved_contpte = req.moved_contpte;
+			st.unfolded_contpte = req.unfolded_contpte;
 			res = (void *)(uintptr_t)req.new_addr;
 			ret = 0;
 			goto out;
