@@ -18,9 +18,12 @@
  * deterministic. Each round:
  * - a prober thread on CPU 1 keeps incrementing a counter in the first
  *   page of the source, so its TLB holds a writable entry for it; each
- *   time it reads back first what it wrote last, so that the first read
- *   that does not go through that page (after the flush: the source is an
- *   empty part of the heap again) is seen, with the last value written;
+ *   time it reads back first the page's tag and what it wrote last, so
+ *   that the first access that does not go through that page (after the
+ *   flush: the source is an empty part of the heap again) is seen, with
+ *   the last value written, also where that access was the write (7.2
+ *   showed it once in about twenty rounds: the write faulted in a fresh
+ *   page, which then read back the prober's own value);
  * - the main thread on CPU 0 moves the source with one call, which the
  *   module's test-only hold_before_flush parameter stops after its
  *   entries moved, before the flush, with every lock of the pass held;
@@ -89,8 +92,8 @@ static void *prober(void *arg)
 		atomic_store(&pr.wrong_cpu, 1);
 	for (;;) {
 		int ph = atomic_load(&pr.phase);
-		volatile uint64_t *w;
-		uint64_t last, v;
+		volatile uint64_t *w, *tag;
+		uint64_t last, v, t;
 
 		if (ph == QUIT)
 			return NULL;
@@ -99,12 +102,22 @@ static void *prober(void *arg)
 			continue;
 		}
 		w = pr.word;
+		tag = w - CW;
 		last = *w;
 		while (atomic_load(&pr.phase) == RUN) {
+			/*
+			 * The page's tag first, then the word: a fresh page
+			 * shows as a changed word, or, when the flush came
+			 * between the read and the write (which then faulted in
+			 * a fresh page holding only that write), as a zero tag
+			 * beside the word just written. The moved page then
+			 * holds the write before.
+			 */
+			t = *tag;
 			v = *w;
-			if (v != last) {
-				pr.seen = v;
-				pr.last = last;
+			if (v != last || !t) {
+				pr.seen = v != last ? v : 0;
+				pr.last = v != last ? last : last - 1;
 				atomic_store(&pr.turned, 1);
 				break;
 			}
