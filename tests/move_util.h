@@ -136,6 +136,39 @@ static inline long mv_verify(const char *base, size_t npages,
 	return -1;
 }
 
+#define MV_KHP	"/sys/kernel/mm/transparent_hugepage/khugepaged/"
+
+/*
+ * A collapse (khugepaged's, or MADV_COLLAPSE) fills the holes of the PMD
+ * range it collapses with zeroed subpages, up to max_ptes_none of them
+ * (511 by default): a model of a THP heap with holes sees that as "a hole
+ * is mapped" and the next move into the hole as EEXIST, both right for a
+ * populated destination (debug7, t_stress 10). A test of such a heap runs
+ * with max_ptes_none 0, so khugepaged still collapses the fully populated
+ * ranges behind the moves but never maps a hole; 1 restores the value.
+ * Collapses before and after are counted by mv_collapsed() for the report.
+ */
+static inline void mv_holes_kept(int restore)
+{
+	static char none0[16];
+
+	if (!restore) {
+		if (!fr_read_str(MV_KHP "max_ptes_none", none0, sizeof(none0)))
+			fr_write_str(MV_KHP "max_ptes_none", "0");
+	} else if (none0[0]) {
+		fr_write_str(MV_KHP "max_ptes_none", none0);
+		none0[0] = 0;
+	}
+}
+
+/* khugepaged's collapses so far, -1 without its sysfs. */
+static inline long mv_collapsed(void)
+{
+	char b[32];
+
+	return fr_read_str(MV_KHP "pages_collapsed", b, sizeof(b)) ? -1 : atol(b);
+}
+
 /*
  * The mappings over [p, p + len), one "start-end perms offset" line each,
  * for a before/after comparison (malloc'ed; NULL on failure).

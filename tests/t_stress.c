@@ -1283,6 +1283,7 @@ static void sc_move(const char *name, int thp)
 	const char *why = "";
 	long bad = -1, full = 0, busy = 0, busy_part = 0, other = 0;
 	uint64_t moved = 0, split = 0;
+	long col0;
 
 	s10_heap = map_aligned(S10_GC + S10_CHURN, SZ_2M, RW, ANON, -1, 0, &a);
 	if (!s10_heap) {
@@ -1290,6 +1291,9 @@ static void sc_move(const char *name, int thp)
 		return;
 	}
 	s10_thp = thp;
+	col0 = mv_collapsed();
+	if (thp)
+		mv_holes_kept(0);
 	madvise(s10_heap, S10_GC + S10_CHURN, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	for (size_t i = 0; i < S10_PAGES; i++) {
 		tags[i] = 0;
@@ -1365,14 +1369,18 @@ static void sc_move(const char *name, int thp)
 	pthread_join(th[1], NULL);
 	if (bad < 0)
 		bad = mv_verify(s10_heap, S10_PAGES, tags, &why);
+	if (thp)
+		mv_holes_kept(1);
 	tap_diag("%s: %ld batches complete, %ld stopped by EBUSY (%ld part way through a move); "
-		 "%llu PTEs moved, %llu folios split; %ld forks, %ld churn calls", name, full, busy,
-		 busy_part, (unsigned long long)moved,
-		 (unsigned long long)split, atomic_load(&s10_forks), atomic_load(&s10_churns));
+		 "%llu PTEs moved, %llu folios split; %ld forks, %ld churn calls; khugepaged "
+		 "collapsed %ld pages meanwhile", name, full, busy, busy_part,
+		 (unsigned long long)moved, (unsigned long long)split, atomic_load(&s10_forks),
+		 atomic_load(&s10_churns), mv_collapsed() - col0);
 	tap_ok(!other, "%s: every batch completed or stopped with EBUSY (%ld otherwise)", name,
 	       other);
 	if (!tap_ok(bad < 0, "%s: every page right after every batch", name))
-		tap_diag("%s: page %ld: %s", name, bad, why);
+		tap_diag("%s: page %ld: %s (its first word %#llx)", name, bad, why,
+			 (unsigned long long)*(volatile uint64_t *)(s10_heap + bad * PG));
 	tap_ok(full > 0 && atomic_load(&s10_forks) > 0 && atomic_load(&s10_churns) > 0,
 	       "%s: batches completed while the others forked and churned", name);
 	fr_release(&a);
