@@ -9,7 +9,8 @@
  * /proc/self/maps has the same lines, the batch took one TLB flush. Two
  * heaps: small pages only (MADV_NOHUGEPAGE), and THP-backed
  * (MADV_HUGEPAGE) with holes punched, so that moves cut PTE-mapped large
- * folios and whole THPs and the module must split them first.
+ * folios and whole THPs and the module must split them first; khugepaged
+ * may collapse behind them but not fill a hole (mv_holes_kept()).
  *
  * Usage: t_move_random [SEED [BATCHES]]
  */
@@ -85,6 +86,8 @@ static void run_heap(const char *name, int thp, int swap)
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!heap)
 		return (void)tap_ok(0, "%s: map the heap", name);
+	if (thp)
+		mv_holes_kept(0);
 	madvise(heap, HEAP, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	rng = seed ^ (thp ? 0x7457 : 0x5eed);
 	for (size_t i = 0; i < NPAGES; i++) {
@@ -121,6 +124,7 @@ static void run_heap(const char *name, int thp, int swap)
 	bad = mv_verify(heap, NPAGES, tags, &why);
 	if (!tap_ok(bad < 0, "%s: the heap is as the model says before any move", name)) {
 		tap_diag("page %ld: %s", bad, why);
+		mv_holes_kept(1);
 		fr_release(&a);
 		return;
 	}
@@ -164,6 +168,7 @@ static void run_heap(const char *name, int thp, int swap)
 		bad = mv_verify(heap, NPAGES, tags, &why);
 		if (bad >= 0) {
 			tap_ok(0, "%s: batch %d: page %ld: %s", name, b, bad, why);
+			mv_holes_kept(1);
 			fr_release(&a);
 			return;
 		}
@@ -176,6 +181,7 @@ static void run_heap(const char *name, int thp, int swap)
 	tap_ok(1, "%s: every page right after every batch", name);
 	if (thp)
 		tap_ok(split > 0, "%s: moves cut large folios, which were split (%d)", name, split);
+	mv_holes_kept(1);
 	fr_release(&a);
 }
 
