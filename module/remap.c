@@ -397,8 +397,11 @@ static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 	if (!r->old_len)
 		return (vma->vm_flags & (VM_SHARED | VM_MAYSHARE)) ?
 		       FR_DECLINE : -EINVAL;
-	if (r->new_len > TASK_SIZE)
-		return FR_DECLINE;
+	/*
+	 * A new length beyond TASK_SIZE goes on like any other (7.x refused it
+	 * above): mremap(2)'s get_unmapped_area() answers ENOMEM, after the
+	 * checks of its source. With 4-level paging 128 TiB is such a length.
+	 */
 	err = fr_check_resize(mm, vma, r, r->old_len);
 	if (err)
 		return err;
