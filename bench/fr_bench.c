@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fr_bench: fastremap's FASTREMAP_IOC_REMAP against mremap(2) and
- * UFFDIO_MOVE, in one process, contenders interleaved round by round.
+ * UFFDIO_MOVE, in one process, contenders interleaved round by round (move
+ * by move in workloads 1p, 6, 6m and 7).
  *
  * Runs as root with the module loaded: inside the QEMU guest (bench/run.sh
  * builds it static and boots it), or natively (bench/run.sh --native).
  *
  * Workloads (see bench/README.md):
  *   1 pud         1 GiB private anon, 4 KiB pages, src and dst 1 GiB-aligned
+ *   1p pud_pingpong  1 moved back and forth, the contenders taking turns
+ *                 move by move (their fixed cost per call)
  *   2 pmd         the same, dst 2 MiB-aligned only
  *   3 pte         the same, dst misaligned by 4 KiB
  *   3c pte_contpte 1 GiB of 64 KiB mTHP, dst misaligned by 64 KiB: arm64
@@ -114,7 +117,7 @@ struct uffdio_move {
 #define FR_BENCH_GC_ARENA_MB 1024
 #endif
 #ifndef FR_BENCH_WORKLOADS
-#define FR_BENCH_WORKLOADS "1,2,3,4,5,6,6m,7,7b1,7b64,7b1024,8,9"
+#define FR_BENCH_WORKLOADS "1,1p,2,3,4,5,6,6m,7,7b1,7b64,7b1024,8,9"
 #endif
 #ifndef FR_BENCH_TRACE
 #define FR_BENCH_TRACE 1
@@ -751,19 +754,23 @@ static int check_source_gone(int c, char *src, size_t len)
 	return errno == ENOMEM && c != C_UFFD ? 0 : -1;
 }
 
-static long count_vmas(void)
+/*
+ * VMAs (/proc/self/maps lines) that start inside [lo, hi): one
+ * contender's reservation, while the others' exist beside it.
+ */
+static long count_vmas(uintptr_t lo, uintptr_t hi)
 {
-	char buf[65536];
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long start;
 	long n = 0;
-	ssize_t r, i;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (!f)
 		return -1;
-	while ((r = read(fd, buf, sizeof(buf))) > 0)
-		for (i = 0; i < r; i++)
-			n += buf[i] == '\n';
-	close(fd);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-", &start) == 1 && start >= lo && start < hi)
+			n++;
+	fclose(f);
 	return n;
 }
 
@@ -868,7 +875,7 @@ static void writer_destroy(void)
 
 /* ---- workloads ---- */
 
-enum { K_MOVE, K_LOOP, K_GC, K_COPY };
+enum { K_MOVE, K_LOOP, K_GC, K_COPY, K_PINGPONG };
 
 struct workload {
 	const char *id, *name, *desc;
@@ -888,6 +895,12 @@ struct workload {
 static const struct workload workloads[] = {
 	{ "1", "pud", "1 GiB-aligned src and dst (PUD level)", K_MOVE, 0, 0, 0, 0,
 	  B(C_FR) | B(C_MREMAP), 0, 0 },
+	/*
+	 * Workload 1 back and forth, the contenders taking turns move by
+	 * move: what each one's fixed cost per call is, measured pair by pair.
+	 */
+	{ "1p", "pud_pingpong", "1 GiB moved back and forth between 1 GiB-aligned places",
+	  K_PINGPONG, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "2", "pmd", "dst 2 MiB-aligned only (PMD level)", K_MOVE, 2 * MiB, 0, 0, 0,
 	  B(C_FR) | B(C_MREMAP), 0, 0 },
 	{ "3", "pte", "dst misaligned by 4 KiB (PTE level)", K_MOVE, 4 * KiB, 0, 0, 0,
@@ -928,6 +941,7 @@ static const struct workload workloads[] = {
 struct cell {
 	int n;
 	double us[MAX_REPS];
+	int rep[MAX_REPS];	/* the repetition each of us[] came from */
 	char state[128];		/* "" while fine, else "error: ..." or "skip: ..." */
 	struct flushcount fc;
 	double ops;		/* moves in the traced repetition */
@@ -1186,62 +1200,192 @@ static long mthp_fault_allocs(void)
 	return read_file(p, buf, sizeof(buf)) ? -1 : strtol(buf, NULL, 10);
 }
 
-/* Workload 6: the large-folio loop (the one in the mremap PTE-batching series). */
-static int rep_loop(const struct workload *w, int c, int rep, struct rep *out,
-		    char *msg, size_t msz)
+static int cmp_double(const void *a, const void *b);
+static int paired(const struct workload *w);
+
+/*
+ * Per-move times of one repetition, one row per contender: paired
+ * workloads report each contender's median move, which one stall of the
+ * host (hundreds of milliseconds, landing on one contender's move) cannot
+ * move as it moves a mean of 2000.
+ */
+struct move_times {
+	double *t[NCONT];
+	long n;
+};
+
+static int move_times_init(struct move_times *mt, int ncs, long n)
+{
+	int k;
+
+	memset(mt, 0, sizeof(*mt));
+	mt->n = n;
+	for (k = 0; k < ncs; k++)
+		if (!(mt->t[k] = calloc(n, sizeof(double))))
+			return -1;
+	return 0;
+}
+
+static double move_times_median(struct move_times *mt, int k)
+{
+	double *v = mt->t[k];
+	long n = mt->n;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void move_times_free(struct move_times *mt)
+{
+	for (int k = 0; k < NCONT; k++)
+		free(mt->t[k]);
+}
+
+/* Moves per contender per repetition of workload 1p. */
+#define PINGPONG_MOVES 40
+
+/*
+ * Workload 1p: the 1 GiB region of workload 1 moved back and forth
+ * between its two 1 GiB-aligned places, PINGPONG_MOVES times per
+ * contender, the contenders taking turns move by move (see rep_loop());
+ * each one's median move. No settling: every move follows another.
+ */
+static int rep_pingpong(const struct workload *w, const int *cs, int ncs, int rep,
+			struct rep *outs, int *bad, char *msg, size_t msz)
+{
+	size_t len = cfg.size;
+	struct move_times mt;
+	double t0, t1;
+	char *other;
+	int err, ret = -1, k, n, c;
+
+	*bad = 0;
+	if (move_times_init(&mt, ncs, PINGPONG_MOVES)) {
+		move_times_free(&mt);
+		return fail(msg, msz, "calloc", ENOMEM);
+	}
+	if (pool_ready(w, msg, msz))
+		goto out;
+	write_tags(pool.src, len, rep, 0);
+	for (n = 0; n < PINGPONG_MOVES; n++) {
+		for (k = 0; k < ncs; k++) {
+			int i = (k + n) % ncs;
+
+			c = cs[i];
+			*bad = i;
+			other = pool.at == pool.src ? pool.dst : pool.src;
+			tr_on();
+			t0 = now_us();
+			err = do_move(c, pool.at, len, other, &outs[i].st);
+			t1 = now_us();
+			tr_off();
+			if (err) {
+				fail(msg, msz, cont_name[c], err);
+				goto out;
+			}
+			pool.at = other;
+			mt.t[i][n] = t1 - t0;
+		}
+	}
+	if (check_tags(pool.at, len, rep, 0)) {
+		snprintf(msg, msz, "error: verify: wrong data after the moves");
+		goto out;
+	}
+	for (k = 0; k < ncs; k++) {
+		outs[k].us = move_times_median(&mt, k);
+		outs[k].ops = PINGPONG_MOVES;
+	}
+	ret = 0;
+out:
+	if (ret)
+		pool_free();
+	move_times_free(&mt);
+	return ret;
+}
+
+/*
+ * Workload 6: the large-folio loop (the one in the mremap PTE-batching
+ * series). The ncs contenders cs[] take turns move by move, the first
+ * one rotating, at the same addresses: host drift between the
+ * contenders' repetitions (seconds apart) cannot show as a difference
+ * between them (bench/README.md, "Routing"). outs[k] is cs[k]'s; on an
+ * error *bad is the index of the contender that failed.
+ */
+static int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
+		    struct rep *outs, int *bad, char *msg, size_t msz)
 {
 	size_t rlen = 8 * MiB;
 	char *res, *base;
-	double t0, t1, sum = 0;
+	double t0, t1, sum[NCONT] = { 0 };
 	long n, a0 = w->mthp ? mthp_fault_allocs() : -1;
 	/* Flushes per move need no 2000 samples: the traced repetition is shorter. */
 	long nmoves = traced_rep && cfg.loop_n > TRACED_LOOP_N ? TRACED_LOOP_N : cfg.loop_n;
-	int err, ret = -1;
+	int err, ret = -1, k, c;
+	struct move_times mt;
 
+	*bad = 0;
+	if (move_times_init(&mt, ncs, nmoves)) {
+		move_times_free(&mt);
+		return fail(msg, msz, "calloc", ENOMEM);
+	}
 	res = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (res == MAP_FAILED)
+	if (res == MAP_FAILED) {
+		move_times_free(&mt);
 		return fail(msg, msz, "reserve", errno);
+	}
 	base = (char *)ALIGN_UP((uintptr_t)res, 2 * MiB);
 	munmap(base, 2 * MiB);
 	for (n = 0; n < nmoves; n++) {
-		/*
-		 * MAP_POPULATE and a tag per page instead of memset: the pages
-		 * end up present, dirty and (6m) in 64 KiB folios all the same,
-		 * at half the cost under emulation.
-		 */
-		char *p = mmap(base, MiB, PROT_READ | PROT_WRITE,
-			       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		for (k = 0; k < ncs; k++) {
+			/*
+			 * MAP_POPULATE and a tag per page instead of memset:
+			 * the pages end up present, dirty and (6m) in 64 KiB
+			 * folios all the same, at half the cost under
+			 * emulation.
+			 */
+			int i = (int)((k + n) % ncs);
+			char *p = mmap(base, MiB, PROT_READ | PROT_WRITE,
+				       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				       -1, 0);
 
-		if (p == MAP_FAILED) {
-			fail(msg, msz, "mmap", errno);
-			goto out;
-		}
-		write_tags(p, MiB, rep, n * (MiB / PAGE));
+			c = cs[i];
+			*bad = i;
+			if (p == MAP_FAILED) {
+				fail(msg, msz, "mmap", errno);
+				goto out;
+			}
+			write_tags(p, MiB, rep, n * (MiB / PAGE));
 
-		tr_on();
-		t0 = now_us();
-		err = do_move(c, base, MiB, base + MiB, &out->st);
-		t1 = now_us();
-		tr_off();
+			tr_on();
+			t0 = now_us();
+			err = do_move(c, base, MiB, base + MiB, &outs[i].st);
+			t1 = now_us();
+			tr_off();
 
-		if (err) {
-			fail(msg, msz, cont_name[c], err);
-			goto out;
+			if (err) {
+				fail(msg, msz, cont_name[c], err);
+				goto out;
+			}
+			sum[i] += t1 - t0;
+			mt.t[i][n] = t1 - t0;
+			if (check_tags(base + MiB, MiB, rep, n * (MiB / PAGE))) {
+				snprintf(msg, msz, "error: verify: wrong data at move %ld", n);
+				goto out;
+			}
+			munmap(base + MiB, MiB);
 		}
-		sum += t1 - t0;
-		if (check_tags(base + MiB, MiB, rep, n * (MiB / PAGE))) {
-			snprintf(msg, msz, "error: verify: wrong data at move %ld", n);
-			goto out;
-		}
-		munmap(base + MiB, MiB);
 	}
-	out->us = sum / nmoves;
-	out->ops = nmoves;
-	if (a0 >= 0)
-		out->mthp_allocs = mthp_fault_allocs() - a0;
+	for (k = 0; k < ncs; k++) {
+		outs[k].us = paired(w) ? move_times_median(&mt, k) : sum[k] / nmoves;
+		outs[k].ops = nmoves;
+		/* 64 KiB folios faulted in, shared out: every contender faults the same. */
+		if (a0 >= 0)
+			outs[k].mthp_allocs = (mthp_fault_allocs() - a0) / ncs;
+	}
 	ret = 0;
 out:
 	munmap(res, rlen);
+	move_times_free(&mt);
 	return ret;
 }
 
@@ -1310,110 +1454,169 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 	return 0;
 }
 
-/* Workload 7: GC-like compaction of random live runs into a to-space. */
-static int rep_gc(const struct workload *w, int c, int rep, struct rep *out,
-		  char *msg, size_t msz)
+/*
+ * Workload 7: GC-like compaction of random live runs into a to-space.
+ * Each of the ncs contenders cs[] has an arena and a to-space of its own,
+ * with the same runs; they take turns move by move, the first one
+ * rotating (see rep_loop()), except FASTREMAP_IOC_MOVE's batches (7bN),
+ * which run alone.
+ */
+static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
+		  struct rep *outs, int *bad, char *msg, size_t msz)
 {
 	size_t A = cfg.gc_arena, rlen = 2 * A + 8 * MiB, slot = A / PAGE / cfg.gc_moves;
 	size_t *off = NULL, *npg = NULL, bump = 0;
 	uint64_t seed = 0x5eed0000 + rep;
-	char *res, *from, *to;
-	double t0, t1, sum = 0;
+	char *res[NCONT], *from[NCONT], *to[NCONT];
+	double t0, t1, sum[NCONT] = { 0 };
 	long j = 0;
-	int err, ret = -1;
+	int err, ret = -1, k, c, batch = ncs == 1 && cs[0] == C_FR && w->batch;
+	struct move_times mt;
 
-	res = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (res == MAP_FAILED)
-		return fail(msg, msz, "reserve", errno);
-	from = (char *)ALIGN_UP((uintptr_t)res, 2 * MiB);
-	to = from + A + 2 * MiB;	/* a PROT_NONE gap keeps the two apart */
+	*bad = 0;
+	memset(&mt, 0, sizeof(mt));
+	for (k = 0; k < ncs; k++)
+		res[k] = MAP_FAILED;
 	off = calloc(cfg.gc_moves, sizeof(*off));
 	npg = calloc(cfg.gc_moves, sizeof(*npg));
-	if (!off || !npg) {
+	if (!off || !npg || move_times_init(&mt, ncs, cfg.gc_moves)) {
 		fail(msg, msz, "calloc", ENOMEM);
-		goto out;
-	}
-	/*
-	 * FASTREMAP_IOC_MOVE moves inside one heap: from-space, gap and
-	 * to-space are one mapping (pages never leave their anon_vma).
-	 */
-	if (c == C_FR && w->batch) {
-		if (mmap(from, to + A - from, PROT_READ | PROT_WRITE,
-			 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
-			fail(msg, msz, "mmap heap", errno);
-			goto out;
-		}
-	} else if (mmap(from, A, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0) == MAP_FAILED ||
-	    mmap(to, A, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0) == MAP_FAILED) {
-		fail(msg, msz, "mmap arena", errno);
-		goto out;
-	}
-	if (c == C_UFFD && (err = uffd_register(to, A))) {
-		fail(msg, msz, "UFFDIO_REGISTER", err);
 		goto out;
 	}
 	/* One live run of 1-16 pages at a random place in each slot. */
 	for (j = 0; j < cfg.gc_moves; j++) {
 		npg[j] = 1 + rng_next(&seed) % 16;
 		off[j] = j * slot + rng_next(&seed) % (slot - npg[j] + 1);
-		write_tags(from + off[j] * PAGE, npg[j] * PAGE, rep, off[j]);
 	}
-	j = 0;
-	if (c == C_FR && w->batch) {
-		if (gc_batches(w, from, to, off, npg, out, &sum, msg, msz))
+	for (k = 0; k < ncs; k++) {
+		c = cs[k];
+		*bad = k;
+		res[k] = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			      -1, 0);
+		if (res[k] == MAP_FAILED) {
+			fail(msg, msz, "reserve", errno);
 			goto out;
-		j = cfg.gc_moves;
+		}
+		from[k] = (char *)ALIGN_UP((uintptr_t)res[k], 2 * MiB);
+		to[k] = from[k] + A + 2 * MiB;	/* a PROT_NONE gap keeps the two apart */
+		/*
+		 * FASTREMAP_IOC_MOVE moves inside one heap: from-space, gap
+		 * and to-space are one mapping (pages never leave their
+		 * anon_vma).
+		 */
+		if (batch) {
+			if (mmap(from[k], to[k] + A - from[k], PROT_READ | PROT_WRITE,
+				 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
+				fail(msg, msz, "mmap heap", errno);
+				goto out;
+			}
+		} else if (mmap(from[k], A, PROT_READ | PROT_WRITE,
+				MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED ||
+			   mmap(to[k], A, PROT_READ | PROT_WRITE,
+				MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
+			fail(msg, msz, "mmap arena", errno);
+			goto out;
+		}
+		if (c == C_UFFD && (err = uffd_register(to[k], A))) {
+			fail(msg, msz, "UFFDIO_REGISTER", err);
+			goto out;
+		}
+		for (j = 0; j < cfg.gc_moves; j++)
+			write_tags(from[k] + off[j] * PAGE, npg[j] * PAGE, rep, off[j]);
 	}
-	for (; j < cfg.gc_moves; j++) {
-		tr_on();
-		t0 = now_us();
-		err = do_move(c, from + off[j] * PAGE, npg[j] * PAGE, to + bump, &out->st);
-		t1 = now_us();
-		tr_off();
-		if (err) {
-			char what[64];
+	if (batch) {
+		*bad = 0;
+		if (gc_batches(w, from[0], to[0], off, npg, &outs[0], &sum[0], msg, msz))
+			goto out;
+	} else {
+		for (j = 0; j < cfg.gc_moves; j++) {
+			for (k = 0; k < ncs; k++) {
+				int i = (int)((k + j) % ncs);
 
-			snprintf(what, sizeof(what), "%s at move %ld", cont_name[c], j);
-			fail(msg, msz, what, err);
-			goto out;
+				c = cs[i];
+				*bad = i;
+				tr_on();
+				t0 = now_us();
+				err = do_move(c, from[i] + off[j] * PAGE, npg[j] * PAGE,
+					      to[i] + bump, &outs[i].st);
+				t1 = now_us();
+				tr_off();
+				if (err) {
+					char what[64];
+
+					snprintf(what, sizeof(what), "%s at move %ld", cont_name[c], j);
+					fail(msg, msz, what, err);
+					goto out;
+				}
+				sum[i] += t1 - t0;
+				mt.t[i][j] = t1 - t0;
+			}
+			bump += npg[j] * PAGE;
 		}
-		sum += t1 - t0;
-		bump += npg[j] * PAGE;
 	}
-	out->vmas = count_vmas();
-	for (j = 0, bump = 0; j < cfg.gc_moves; j++) {
-		if (check_tags(to + bump, npg[j] * PAGE, rep, off[j])) {
-			snprintf(msg, msz, "error: verify: wrong data in run %ld", j);
-			goto out;
+	for (k = 0; k < ncs; k++) {
+		*bad = k;
+		outs[k].vmas = count_vmas((uintptr_t)res[k], (uintptr_t)res[k] + rlen);
+		for (j = 0, bump = 0; j < cfg.gc_moves; j++) {
+			if (check_tags(to[k] + bump, npg[j] * PAGE, rep, off[j])) {
+				snprintf(msg, msz, "error: verify: wrong data in run %ld", j);
+				goto out;
+			}
+			bump += npg[j] * PAGE;
 		}
-		bump += npg[j] * PAGE;
+		outs[k].us = paired(w) && !batch ? move_times_median(&mt, k) :
+			     sum[k] / cfg.gc_moves;
+		outs[k].ops = cfg.gc_moves;
 	}
-	out->us = sum / cfg.gc_moves;
-	out->ops = cfg.gc_moves;
 	ret = 0;
 out:
 	free(off);
 	free(npg);
-	munmap(res, rlen);
+	move_times_free(&mt);
+	for (k = 0; k < ncs; k++)
+		if (res[k] != MAP_FAILED)
+			munmap(res[k], rlen);
 	return ret;
 }
 
-static int run_rep(const struct workload *w, int c, int rep, struct rep *out,
-		   char *msg, size_t msz)
+/*
+ * One repetition of cs[0..ncs) (several only for paired workloads, see
+ * paired()); outs[k] is cs[k]'s result, *bad the index that failed.
+ */
+static int run_rep(const struct workload *w, const int *cs, int ncs, int rep,
+		   struct rep *outs, int *bad, char *msg, size_t msz)
 {
-	memset(out, 0, sizeof(*out));
-	out->vmas = out->thp_kb = out->mthp_allocs = -1;
-	need_module = w->kind == K_MOVE;
+	int k;
+
+	for (k = 0; k < ncs; k++) {
+		memset(&outs[k], 0, sizeof(outs[k]));
+		outs[k].vmas = outs[k].thp_kb = outs[k].mthp_allocs = -1;
+	}
+	*bad = 0;
+	need_module = w->kind == K_MOVE || w->kind == K_PINGPONG;
 	switch (w->kind) {
 	case K_LOOP:
-		return rep_loop(w, c, rep, out, msg, msz);
+		return rep_loop(w, cs, ncs, rep, outs, bad, msg, msz);
 	case K_GC:
-		return rep_gc(w, c, rep, out, msg, msz);
+		return rep_gc(w, cs, ncs, rep, outs, bad, msg, msz);
+	case K_PINGPONG:
+		return rep_pingpong(w, cs, ncs, rep, outs, bad, msg, msz);
 	default:
-		return rep_move(w, c, rep, out, msg, msz);
+		return rep_move(w, cs[0], rep, &outs[0], msg, msz);
 	}
+}
+
+/*
+ * Workloads whose contenders take turns move by move inside one
+ * repetition: thousands of short moves, where a repetition of one
+ * contender lasts seconds and the host's drift between two such
+ * repetitions was as large as the difference measured (bench/README.md,
+ * "Routing"). The 1 GiB moves (one per repetition) and FASTREMAP_IOC_MOVE's
+ * batches alternate repetition by repetition.
+ */
+static int paired(const struct workload *w)
+{
+	return w->kind == K_LOOP || w->kind == K_PINGPONG || (w->kind == K_GC && !w->batch);
 }
 
 /* ---- statistics ---- */
@@ -1526,7 +1729,8 @@ static void header(void)
 	placement();
 	printf("# statistics: median of the repetitions; 95%% CI of the median by order "
 	       "statistics (binomial, distribution-free)\n");
-	printf("# times: microseconds per move (workloads 6, 7: mean per move of one repetition)\n");
+	printf("# times: microseconds per move (workloads 6, 6m, 7: the median move of one "
+	       "repetition, the contenders taking turns move by move; 7bN: mean per move)\n");
 	fflush(stdout);
 }
 
@@ -1577,7 +1781,7 @@ static int mthp_set(const char *val, char *saved, size_t n)
 
 static void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 {
-	int cont[NCONT], nc = 0, c, k, r, err;
+	int cont[NCONT], nc = 0, c, k, r, err, len;
 	char msg[96], saved[32] = "";
 	struct rep rr;
 
@@ -1618,30 +1822,40 @@ static void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 
 	for (r = 0; r < cfg.reps; r++) {
 		char line[512];
-		int len;
+		struct rep rrs[NCONT];
+		int live[NCONT], nl = 0, bad, i;
 
 		len = snprintf(line, sizeof(line), "# [%s] workload %d/%d %s rep %d/%d:",
 			       kver, widx, wtotal, w->name, r + 1, cfg.reps);
 		for (k = 0; k < nc; k++) {
-			char t[32];
-			struct cell *cl;
-
 			/* Rotate who goes first, round by round. */
 			c = cont[(k + r) % nc];
-			cl = &cells[wi][c];
-			if (cl->state[0])
-				continue;
-			if (run_rep(w, c, r, &rr, msg, sizeof(msg))) {
-				snprintf(cl->state, sizeof(cl->state), "%s", msg);
+			if (!cells[wi][c].state[0])
+				live[nl++] = c;
+		}
+		/* Paired: all in one repetition; else one repetition each, in turn. */
+		for (k = 0; k < nl; k += i) {
+			i = paired(w) ? nl - k : 1;
+			if (run_rep(w, live + k, i, r, rrs, &bad, msg, sizeof(msg))) {
+				c = live[k + bad];
+				snprintf(cells[wi][c].state, sizeof(cells[wi][c].state), "%s", msg);
 				len += snprintf(line + len, sizeof(line) - len, " %s %s;",
 						cont_name[c], msg);
+				/* The others of a paired repetition lose this one. */
 				continue;
 			}
-			cl->us[cl->n++] = rr.us;
-			if (rr.vmas >= 0)
-				cl->vmas[cl->nvmas++] = rr.vmas;
-			fmt_us(t, sizeof(t), rr.us);
-			len += snprintf(line + len, sizeof(line) - len, " %s %s", cont_name[c], t);
+			for (int j = 0; j < i; j++) {
+				char t[32];
+				struct cell *cl = &cells[wi][live[k + j]];
+
+				cl->us[cl->n++] = rrs[j].us;
+				cl->rep[cl->n - 1] = r;
+				if (rrs[j].vmas >= 0)
+					cl->vmas[cl->nvmas++] = rrs[j].vmas;
+				fmt_us(t, sizeof(t), rrs[j].us);
+				len += snprintf(line + len, sizeof(line) - len, " %s %s",
+						cont_name[live[k + j]], t);
+			}
 		}
 		printf("%s  (t=%.0fs)\n", line, (now_us() - t_start) / 1e6);
 		fflush(stdout);
@@ -1649,6 +1863,7 @@ static void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 	/* One more, untimed, with tlb:tlb_flush traced around the moves. */
 	for (k = 0; k < nc; k++) {
 		struct cell *cl;
+		int bad;
 
 		c = cont[k];
 		cl = &cells[wi][c];
@@ -1656,7 +1871,7 @@ static void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 			continue;
 		tr_begin();
 		traced_rep = 1;
-		err = run_rep(w, c, cfg.reps, &rr, msg, sizeof(msg));
+		err = run_rep(w, &c, 1, cfg.reps, &rr, &bad, msg, sizeof(msg));
 		traced_rep = 0;
 		if (err) {
 			tracing = 0;
@@ -1693,7 +1908,7 @@ static void print_csv(void)
 		snprintf(wname, sizeof(wname), "%s_%s", wl->id, wl->name);
 		for (c = 0; c < NCONT; c++) {
 			struct cell *cl = &cells[w][c];
-			char note[256] = "", fl[32] = "", reasons[256] = "";
+			char note[512] = "", fl[32] = "", reasons[256] = "";
 			double med, lo, hi;
 			int nl = 0, exact;
 
@@ -1737,6 +1952,27 @@ static void print_csv(void)
 					       "contpte=%.6g;unfolded_contpte=%.6g;",
 					       (double)cl->st.contpte / cl->st.calls,
 					       (double)cl->st.unfolded / cl->st.calls);
+			if (c != C_FR && !cells[w][C_FR].state[0] && cells[w][C_FR].n) {
+				/*
+				 * Per-pair ratios: this contender's time over
+				 * fastremap's in the same repetition, their
+				 * median and its interval (table.awk's ratio).
+				 */
+				const struct cell *f = &cells[w][C_FR];
+				double pr[MAX_REPS], pm, plo, phi;
+				int np = 0, j;
+
+				for (i = 0; i < cl->n; i++)
+					for (j = 0; j < f->n; j++)
+						if (f->rep[j] == cl->rep[i] && f->us[j] > 0)
+							pr[np++] = cl->us[i] / f->us[j];
+				if (np) {
+					median_ci(pr, np, &pm, &plo, &phi);
+					nl += snprintf(note + nl, sizeof(note) - nl,
+						       "pair_ratio=%.4g;pair_lo=%.4g;pair_hi=%.4g;pairs=%d;",
+						       pm, plo, phi, np);
+				}
+			}
 			if (cl->nvmas) {
 				double vm[MAX_REPS], vmed, vlo, vhi;
 

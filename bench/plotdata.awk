@@ -5,11 +5,23 @@
 # uffdio_move/fastremap with (I)/(R) marks, or "n/a"), and their x offset
 # in bar widths.
 # awk -F, -f bench/plotdata.awk KERNEL.csv
-function ratio(w, c,   a, b, m) {
+# As table.awk's: the per-repetition ratios' median where the CSV has it.
+function pnote(k, key,   n, i, kv) {
+	n = split(notes[k], kv, ";")
+	for (i = 1; i <= n; i++)
+		if (index(kv[i], key "=") == 1) return substr(kv[i], length(key) + 2)
+	return ""
+}
+function ratio(w, c,   a, b, m, r) {
 	a = w SUBSEP c
 	b = w SUBSEP "fastremap"
 	if (!(a in med) || !(b in med) || med[b] <= 0) return ""
 	m = ""
+	if ((r = pnote(a, "pair_ratio")) != "") {
+		if (pnote(a, "pair_lo") + 0 > 1) m = " (I)"
+		else if (pnote(a, "pair_hi") + 0 < 1) m = " (R)"
+		return sprintf("%s%.2fx%s", c == "mremap" ? "" : "uffd: ", r, m)
+	}
 	if (hi[b] < lo[a]) m = " (I)"
 	else if (lo[b] > hi[a]) m = " (R)"
 	return sprintf("%s%.2fx%s", c == "mremap" ? "" : "uffd: ", med[a] / med[b], m)
@@ -19,6 +31,7 @@ NR == 1 { next }
 	if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 }
 	if ($10 == "ok") {
 		med[$2, $3] = $5; lo[$2, $3] = $6; hi[$2, $3] = $7
+		notes[$2, $3] = $11
 		if (!($2 in top) || $7 > top[$2]) top[$2] = $7
 		if (!have || $6 < ymin) ymin = $6
 		have = 1

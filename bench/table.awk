@@ -3,9 +3,10 @@
 #
 # Per workload: each contender's median [95% CI], the ratios
 # mremap/fastremap and uffdio_move/fastremap (above 1: fastremap is
-# faster), marked (I) where fastremap's CI lies entirely below the other's
-# (a significant improvement) and (R) where entirely above (a significant
-# regression); TLB flushes per operation from the tlb:tlb_flush tracepoint
+# faster; the median of the ratios of the same repetitions), marked (I)
+# where that median's CI lies entirely above 1 (a significant
+# improvement) and (R) where entirely below (a significant regression);
+# TLB flushes per operation from the tlb:tlb_flush tracepoint
 # (fastremap's own counter in brackets); notes.
 
 function t(us) {
@@ -24,11 +25,22 @@ function cell(w, c,   k, d, u) {
 	return sprintf(d == 1000 ? "%.2f [%.2f-%.2f] %s" : "%.1f [%.1f-%.1f] %s",
 		       med[k] / d, lo[k] / d, hi[k] / d, u)
 }
-function ratio(w, c,   a, b) {
+# The median of the per-repetition ratios (fr_bench's pair_ratio: both
+# contenders' times from the same repetition), marked by whether its 95%
+# CI lies above or below 1; a CSV without them: the medians' ratio, marked
+# by whether the two medians' CIs overlap.
+function ratio(w, c,   a, b, pr, plo, phi) {
 	a = w SUBSEP c
 	b = w SUBSEP "fastremap"
 	if (ok[a] != "ok" || ok[b] != "ok" || med[b] <= 0) return "-"
 	mark = ""
+	if ((pr = note(w, c, "pair_ratio")) != "") {
+		plo = note(w, c, "pair_lo")
+		phi = note(w, c, "pair_hi")
+		if (plo + 0 > 1) mark = " (I)"
+		else if (phi + 0 < 1) mark = " (R)"
+		return sprintf("%.2fx%s", pr, mark)
+	}
 	if (hi[b] < lo[a]) mark = " (I)"
 	else if (lo[b] > hi[a]) mark = " (R)"
 	return sprintf("%.2fx%s", med[a] / med[b], mark)
@@ -120,7 +132,7 @@ END {
 		} else if (ok[fk] != "")
 			floor = floor " " ok[fk]
 	}
-	legend = "median [95% CI of the median] per move; ratios above 1x: fastremap is faster; (I)/(R): significant improvement/regression (CIs do not overlap)"
+	legend = "median [95% CI of the median] per move; ratios: median of the per-repetition ratios, above 1x: fastremap is faster; (I)/(R): significant improvement/regression (the ratio's 95% CI lies entirely above/below 1)"
 	if (fmt == "md") {
 		printf "Kernel %s.", kernel
 		printf " %s.\n\n", legend
