@@ -580,8 +580,12 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 		 * GUP-fast pins the folio, then reads the PTE again and backs
 		 * off if it changed: with the entry cleared before the pin
 		 * count is read, either it sees the clear or we see its pin.
+		 * ptep_get_and_clear() is an atomic exchange on both
+		 * architectures the module builds for (x86 xchg, a full
+		 * barrier already; arm64 xchg_relaxed, which this turns
+		 * into smp_mb()), so it orders like any atomic here.
 		 */
-		smp_mb();
+		smp_mb__after_atomic();
 		if (folio_maybe_dma_pinned(folio)) {
 			set_pte_at(b->mm, src, src_pte, pte);
 			if (locked)
