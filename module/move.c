@@ -8,8 +8,9 @@
  * Pages move, not bytes: each PTE leaves the source for the destination,
  * and the folio behind it is re-homed as move_present_pte() and
  * move_swap_pte() re-home it: its anon_vma becomes the destination VMA's
- * and its index the destination's page offset, under the folio lock and
- * the anon_vma lock. Only folios exclusive to this process move.
+ * and its index the destination's page offset, under the anon_vma lock,
+ * and under the folio lock too when the anon_vma changes (see
+ * fr_move_present()). Only folios exclusive to this process move.
  *
  * A call runs in passes. Each pass first prepares, sleeping, with
  * mmap_lock held for write but no rmap lock: it allocates the destination
