@@ -8,8 +8,9 @@
  * Pages move, not bytes: each PTE leaves the source for the destination,
  * and the folio behind it is re-homed as move_present_pte() and
  * move_swap_pte() re-home it: its anon_vma becomes the destination VMA's
- * and its index the destination's page offset, under the folio lock and
- * the anon_vma lock. Only folios exclusive to this process move.
+ * and its index the destination's page offset, under the anon_vma lock,
+ * and under the folio lock too when the anon_vma changes (see
+ * fr_move_present()). Only folios exclusive to this process move.
  *
  * A call runs in passes. Each pass first prepares, sleeping, with
  * mmap_lock held for write but no rmap lock: it allocates the destination
@@ -396,10 +397,18 @@ static void fr_move_split(struct fr_batch *b, pmd_t *pmd, unsigned long addr,
 	for (n = addr; n < end; n += PAGE_SIZE, pte++) {
 		pte_t ptent = ptep_get(pte);
 
-		if (!pte_present(ptent))
+		/*
+		 * A hint, on every page of every move: no pfn_valid() here.
+		 * In a private anonymous VMA (fr_move_vma_ok() refuses PFN
+		 * and mixed maps) a present entry that is not special maps
+		 * a page with a struct page, as vm_normal_page() assumes;
+		 * the zero page is special or the zero pfn. The locked pass
+		 * checks each entry in full.
+		 */
+		if (!pte_present(ptent) || pte_special(ptent) ||
+		    is_zero_pfn(pte_pfn(ptent)))
 			continue;
-		folio = fr_move_pte_folio(ptent);
-		if (folio && folio_test_large(folio))
+		if (PageCompound(pte_page(ptent)))
 			break;
 	}
 	if (n >= end)
@@ -520,6 +529,7 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 {
 	unsigned long pfn = pte_pfn(orig);
 	struct folio *folio = NULL;
+	bool locked = false;
 	struct page *page;
 	pte_t pte;
 
@@ -535,10 +545,34 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 		if ((!PageAnonExclusive(page) && !FR_MUTANT(MOVE_NO_EXCLUSIVE)) ||
 		    folio_maybe_dma_pinned(folio))
 			return -EBUSY;
-		if (!folio_trylock(folio)) {
-			folio_get(folio);
-			b->wait = folio;
-			return FR_RETRY;
+		/*
+		 * The folio lock is taken only when the folio changes
+		 * anon_vma. Within one anon_vma (a heap is one VMA) only
+		 * the index changes, and everyone who reads it for a mapped
+		 * folio already waits for us: rmap walkers (reclaim,
+		 * migration, memory failure, splits, page_idle) read it
+		 * after taking the anon_vma root lock, which we hold for
+		 * write; faults, GUP's slow path, madvise, KSM, khugepaged,
+		 * swapoff and /proc readers need mmap_lock or a VMA read
+		 * lock first, excluded until the call returns. A walker
+		 * that locked the folio before us still reads the index
+		 * under the root lock, so it finds the folio at one place
+		 * or the other, never between: the folio lock adds nothing
+		 * there. The folio is small and exclusive, so no split and
+		 * no other mm's rmap work can hold it meanwhile. When the
+		 * anon_vma changes, a walker may already have read the old
+		 * one without the root lock (folio_lock_anon_vma_read()):
+		 * one that holds the folio lock must then see it unchanged,
+		 * so that case trylocks as UFFDIO_MOVE does.
+		 */
+		if (READ_ONCE(folio->mapping) != (struct address_space *)
+		    ((unsigned long)dvma->anon_vma + FR_MAPPING_ANON)) {
+			if (!folio_trylock(folio)) {
+				folio_get(folio);
+				b->wait = folio;
+				return FR_RETRY;
+			}
+			locked = true;
 		}
 	}
 	pte = ptep_get_and_clear(b->mm, src, src_pte);
@@ -547,14 +581,20 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 		 * GUP-fast pins the folio, then reads the PTE again and backs
 		 * off if it changed: with the entry cleared before the pin
 		 * count is read, either it sees the clear or we see its pin.
+		 * ptep_get_and_clear() is an atomic exchange on both
+		 * architectures the module builds for (x86 xchg, a full
+		 * barrier already; arm64 xchg_relaxed, which this turns
+		 * into smp_mb()), so it orders like any atomic here.
 		 */
-		smp_mb();
+		smp_mb__after_atomic();
 		if (folio_maybe_dma_pinned(folio)) {
 			set_pte_at(b->mm, src, src_pte, pte);
-			folio_unlock(folio);
+			if (locked)
+				folio_unlock(folio);
 			return -EBUSY;
 		}
-		fr_folio_move_anon(folio, dvma->anon_vma);
+		if (locked)
+			fr_folio_move_anon(folio, dvma->anon_vma);
 		if (!FR_MUTANT(MOVE_NO_INDEX))
 			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
 	}
@@ -568,7 +608,7 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 	if (pte_write(pte))
 		pte = pte_mkdirty(pte);
 	set_pte_at(b->mm, dst, dst_pte, fr_moved_pte(pte));
-	if (folio)
+	if (locked)
 		folio_unlock(folio);
 	fr_move_moved(b, src);
 	return 0;
