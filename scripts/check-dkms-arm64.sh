@@ -59,6 +59,14 @@ finish() {
 # files to it, with its interpreter opened at registration (flag F), so
 # that it works inside a chroot.
 binfmt=/proc/sys/fs/binfmt_misc/qemu-aarch64
+# Registered when qemu-user-static was installed where systemd runs; in a
+# container without it, register the package's own entry as
+# systemd-binfmt would.
+conf=/usr/lib/binfmt.d/qemu-aarch64.conf
+if [ ! -e "$binfmt" ] && [ -w /proc/sys/fs/binfmt_misc/register ] && [ -r "$conf" ]; then
+	echo "# registering $conf with binfmt_misc"
+	cat "$conf" >/proc/sys/fs/binfmt_misc/register
+fi
 ok "$(grep -qx enabled "$binfmt" 2>/dev/null && grep -q '^flags: .*F' "$binfmt" && echo 1)" \
 	"binfmt_misc runs aarch64 programs through qemu-user (qemu-user-static)"
 [ "$fail" = 0 ] || finish
