@@ -37,6 +37,7 @@ for arch in ${FASTREMAP_ARCHES:-amd64 arm64}; do
 done
 if [ "${FASTREMAP_CHECK_DKMS_ARM64:-}" = 1 ]; then
 	log="$FR_TOP/build/check-dkms-arm64.log"
+	mkdir -p "$FR_TOP/build"
 	echo "# ===== DKMS on arm64"
 	"$FR_TOP/scripts/check-dkms-arm64.sh" | tee "$log"
 	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
