@@ -16,6 +16,9 @@ pkgs=(
 	# (Its cross gcc goes into the chroots, prepare-kernels.sh: on
 	# Debian 12, gcc-aarch64-linux-gnu and gcc-multilib conflict.)
 	binutils-aarch64-linux-gnu qemu-system-arm
+	# DKMS on arm64 (make check-all): the arm64 roots' programs run
+	# under qemu-user through binfmt_misc.
+	qemu-user-static
 )
 
 fr_apt_install "${pkgs[@]}"

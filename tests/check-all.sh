@@ -7,6 +7,9 @@
 # FASTREMAP_ARCHES="amd64" (or "arm64") runs one lane.
 # FASTREMAP_ARM64_DIFF_OPS=N: the arm64 lane's t_remap_diff makes N random
 # operations (make check; tests/run.sh's FASTREMAP_DIFF_OPS).
+# FASTREMAP_CHECK_DKMS_ARM64=1 (make check-all): then DKMS on arm64
+# (scripts/check-dkms-arm64.sh), counted in the same last line; too slow
+# for make check (README, "DKMS on arm64").
 set -uo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -32,5 +35,21 @@ for arch in ${FASTREMAP_ARCHES:-amd64 arm64}; do
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	p=
 done
+if [ "${FASTREMAP_CHECK_DKMS_ARM64:-}" = 1 ]; then
+	log="$FR_TOP/build/check-dkms-arm64.log"
+	mkdir -p "$FR_TOP/build"
+	echo "# ===== DKMS on arm64"
+	"$FR_TOP/scripts/check-dkms-arm64.sh" | tee "$log"
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	read -r p f s < <(tail -n 1 "$log" |
+		sed -nE 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p')
+	if [ -z "${p:-}" ]; then
+		echo "# DKMS on arm64: no summary line"
+		fail=$((fail + 1)) rc=1
+	else
+		echo "# DKMS on arm64: $p passed, $f failed, $s skipped"
+		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	fi
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 exit "$rc"
