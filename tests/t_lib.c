@@ -1543,20 +1543,37 @@ static int lib_move(struct fastremap_stats *st)
 	return 0;
 }
 
-/* The path a call takes once ioctl(2) answers @err: 0 if as expected. */
+/*
+ * The system call the library makes before each ioctl to check that its
+ * descriptor is still the device (libfastremap.c, fr_chr_dev()).
+ */
+#if defined(SYS_fstat) && (defined(__x86_64__) || defined(__aarch64__)) && !defined(__ILP32__)
+#define T_SYS_IDENTITY	SYS_fstat
+#else
+#define T_SYS_IDENTITY	SYS_statx
+#endif
+
+static int sandbox_err, sandbox_nr;
+
+/*
+ * The path a call takes once @sandbox_nr answers @err: 0 if as expected.
+ * A failed ioctl(2) is IOCTL_ERROR; a failed identity check means the
+ * library cannot tell what its descriptor is, so it does not use it.
+ */
 static int sandboxed_path_ok(const struct fastremap_stats *st, int err)
 {
+	int reason = sandbox_nr == SYS_ioctl ? FASTREMAP_REASON_IOCTL_ERROR :
+		     FASTREMAP_REASON_OPEN_FAILED;
+
 	if (!module_world)
 		return !st->used_module && st->reason == fallback_reason ? 0 : 5;
-	return !st->used_module && st->reason == FASTREMAP_REASON_IOCTL_ERROR &&
+	return !st->used_module && st->reason == reason &&
 	       st->reason_errno == err ? 0 : 6;
 }
 
-static int sandbox_err;
-
 /*
  * After a first call (which takes the module where there is one), the
- * process sandboxes itself: ioctl(2) fails with sandbox_err. mremap(2)
+ * process sandboxes itself: sandbox_nr fails with sandbox_err. mremap(2)
  * still works, so the library must too, here and in a child forked after.
  */
 static int sandbox_child(void)
@@ -1570,7 +1587,7 @@ static int sandbox_child(void)
 		return 10 + rc;
 	if (!path_ok(E_MOVE, &st))
 		return 20;
-	if (seccomp_deny(SYS_ioctl, sandbox_err, 0))
+	if (seccomp_deny(sandbox_nr, sandbox_err, 0))
 		return 21;
 	rc = lib_move(&st);
 	if (rc)
@@ -1592,18 +1609,32 @@ static int run_child(int (*fn)(void));
 
 static void test_sandbox(void)
 {
-	static const int errs[] = { ENOSYS, EPERM, EACCES, EINVAL, 0 };
+	/* 0: the filter says "succeeded" without running the call. */
+	static const struct {
+		int nr, err;
+		const char *name;
+	} cases[] = {
+		{ SYS_ioctl, ENOSYS, "ioctl(2)" },
+		{ SYS_ioctl, EPERM, "ioctl(2)" },
+		{ SYS_ioctl, EACCES, "ioctl(2)" },
+		{ SYS_ioctl, EINVAL, "ioctl(2)" },
+		{ SYS_ioctl, 0, "ioctl(2)" },
+		{ T_SYS_IDENTITY, ENOSYS, "the descriptor check" },
+		{ T_SYS_IDENTITY, EPERM, "the descriptor check" },
+	};
 
-	for (size_t k = 0; k < sizeof(errs) / sizeof(errs[0]); k++) {
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		int rc;
 
-		sandbox_err = errs[k];
+		sandbox_nr = cases[k].nr;
+		sandbox_err = cases[k].err;
 		rc = run_child(sandbox_child);
-		tap_ok(rc == 0, "seccomp after the first call, ioctl(2) -> %s: FIXED moves "
-		       "still right, %s, and in a forked child (exit %d)",
-		       errs[k] ? strerrorname_np(errs[k]) : "0 without running",
-		       module_world ? "through mremap(2), reason IOCTL_ERROR" :
-		       "through mremap(2)", rc);
+		tap_ok(rc == 0, "seccomp after the first call, %s -> %s: FIXED moves "
+		       "still right, %s, and in a forked child (exit %d)", cases[k].name,
+		       cases[k].err ? strerrorname_np(cases[k].err) : "0 without running",
+		       !module_world ? "through mremap(2)" : sandbox_nr == SYS_ioctl ?
+		       "through mremap(2), reason IOCTL_ERROR" :
+		       "through mremap(2), reason OPEN_FAILED", rc);
 	}
 }
 
