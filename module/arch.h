@@ -67,6 +67,13 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
 	pud_populate(mm, new_pud, pud_pgtable(pud));
 }
 
+/* One moved entry: x86's set_pte_at() is a store, always inlined. */
+static inline void fr_arch_set_pte(struct mm_struct *mm, unsigned long addr,
+				   pte_t *ptep, pte_t pte)
+{
+	set_pte_at(mm, addr, ptep, pte);
+}
+
 /* x86 has no contiguous-PTE blocks. */
 #define FR_ARCH_BLOCK_PTES	1
 
@@ -121,6 +128,21 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
 	set_pud(new_pud, pud);
 }
 
+/*
+ * One moved entry, as set_pte_at() writes it, with every inline it calls
+ * inlined here (flatten). 7.x's set_pte_at() ends in __set_ptes_anysz(),
+ * written for any count and three page sizes, which gcc 15 keeps out of
+ * line as a ".constprop" clone in .text: each entry moved called out of
+ * the mover's page (scripts/check-placement.sh now fails a hot function
+ * that calls such a clone). For one 4 KiB entry it folds down to a few
+ * tests and a store, as 6.1's compiler inlined it by itself.
+ */
+static inline __attribute__((flatten)) void
+fr_arch_set_pte(struct mm_struct *mm, unsigned long addr, pte_t *ptep, pte_t pte)
+{
+	set_pte_at(mm, addr, ptep, pte);
+}
+
 #ifdef CONFIG_ARM64_CONTPTE
 #define FR_ARCH_BLOCK_PTES	CONT_PTES
 
@@ -140,30 +162,64 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
  * block the extent cuts is left to the caller's per-entry path, whose
  * ptep_get_and_clear() unfolds it: the part that stays must lose the bit.
  */
-static inline enum fr_block
-fr_arch_move_block(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
-		   unsigned long old_end, pte_t *new_pte, unsigned long new_addr)
+static noinline __attribute__((flatten)) __maybe_unused enum fr_block
+fr_arch_move_cont(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
+		  unsigned long old_end, pte_t *new_pte, unsigned long new_addr)
 {
 	bool keep = !((old_addr ^ new_addr) & (CONT_PTE_SIZE - 1));
 	pte_t pte;
 	int i;
 
-	if (!pte_valid_cont(__ptep_get(old_pte)))
-		return FR_BLOCK_NONE;
 	if (old_addr & (CONT_PTE_SIZE - 1) || old_end - old_addr < CONT_PTE_SIZE)
 		return FR_BLOCK_CUT;
-	/* The kernel keeps a block whole; if it ever is not, unfold it. */
-	for (i = 1; i < CONT_PTES; i++)
-		if (!pte_valid_cont(__ptep_get(old_pte + i)))
+	/*
+	 * The kernel keeps a block whole (every entry valid, contiguous,
+	 * consecutive pages); if one ever is not, unfold it.
+	 */
+	pte = __ptep_get(old_pte);
+	for (i = 1; i < CONT_PTES; i++) {
+		pte_t e = __ptep_get(old_pte + i);
+
+		if (!pte_valid_cont(e) || pte_pfn(e) != pte_pfn(pte) + i)
 			return FR_BLOCK_CUT;
-	for (i = 0; i < CONT_PTES; i++) {
-		pte = __ptep_get_and_clear(mm, old_addr, old_pte + i);
-		__set_ptes(mm, new_addr, new_pte + i,
-			   keep ? pte : pte_mknoncont(pte), 1);
-		old_addr += PAGE_SIZE;
-		new_addr += PAGE_SIZE;
 	}
+	/*
+	 * Cleared entry by entry, written as one run of CONT_PTES (as
+	 * contpte_convert() and 7.x's batched move_ptes()
+	 * write a block) carrying the block's gathered dirty and young
+	 * bits: the hardware sets them per entry, and contpte_ptep_get()
+	 * already reports their union for every entry of the block, so no
+	 * reader sees a difference, and no dirty bit is lost.
+	 */
+	pte = __ptep_get_and_clear(mm, old_addr, old_pte);
+	for (i = 1; i < CONT_PTES; i++) {
+		pte_t e = __ptep_get_and_clear(mm, old_addr + i * PAGE_SIZE,
+					       old_pte + i);
+
+		if (pte_dirty(e))
+			pte = pte_mkdirty(pte);
+		if (pte_young(e))
+			pte = pte_mkyoung(pte);
+	}
+	__set_ptes(mm, new_addr, new_pte, keep ? pte : pte_mknoncont(pte),
+		   CONT_PTES);
 	return keep ? FR_BLOCK_KEPT : FR_BLOCK_UNFOLDED;
+}
+
+/*
+ * Called for every entry the mover visits: only the test is inline. The
+ * block's move is out of line, once per block: inlined, it made fr_walk()
+ * larger than the page it must fit in (hot.h), and its __set_ptes() of a
+ * whole block, left to gcc, became a ".constprop" clone of the kernel's
+ * inline, which check-placement.sh rejects in a hot function.
+ */
+static inline enum fr_block
+fr_arch_move_block(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
+		   unsigned long old_end, pte_t *new_pte, unsigned long new_addr)
+{
+	if (!pte_valid_cont(__ptep_get(old_pte)))
+		return FR_BLOCK_NONE;
+	return fr_arch_move_cont(mm, old_pte, old_addr, old_end, new_pte, new_addr);
 }
 #else
 #define FR_ARCH_BLOCK_PTES	1

@@ -38,6 +38,7 @@
 #include <linux/userfaultfd_k.h>
 #include <linux/fastremap.h>
 #include "compat.h"
+#include "arch.h"
 #include "pgmove.h"
 #include "remap.h"
 #include "move.h"
@@ -607,7 +608,7 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 	 */
 	if (pte_write(pte))
 		pte = pte_mkdirty(pte);
-	set_pte_at(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
 	if (locked)
 		folio_unlock(folio);
 	fr_move_moved(b, src);
@@ -659,7 +660,7 @@ static int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
 		}
 	}
 	pte = ptep_get_and_clear(b->mm, src, src_pte);
-	set_pte_at(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
 	if (folio) {
 		folio_unlock(folio);
 		folio_put(folio);

@@ -363,7 +363,7 @@ static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *ol
 		pte = ptep_get_and_clear(m->mm, old_addr, old_pte);
 		if (FR_MUTANT(NO_DIRTY) && pte_present(pte))
 			pte = pte_mkclean(pte);
-		set_pte_at(m->mm, new_addr, new_pte, fr_soft_dirty_pte(pte));
+		fr_arch_set_pte(m->mm, new_addr, new_pte, fr_soft_dirty_pte(pte));
 		n++;
 	}
 	fr_unlock2(old_ptl, new_ptl);

@@ -15,6 +15,11 @@
 #    which then takes its alignment);
 #  - it starts and ends in the same page of that section.
 # At least one marked function must have a symbol.
+# And for each marked function, what it calls inside the module: only our
+# own fr_ functions, placed on purpose. A compiler's out-of-line copy of
+# a kernel inline (a ".constprop" clone in .text) called per entry leaves
+# the page on every entry: 7.x arm64's set_pte_at() did (arch.h,
+# fr_arch_set_pte()).
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -43,6 +48,54 @@ ok "$([ -n "$marked" ] && echo 1)" "$name: the sources mark hot functions ($(ech
 sections=$(readelf -SW "$ko" | sed -n 's/^ *\[ *\([0-9]*\)\] /\1 /p' | awk '{ print $1, $2, $NF }')
 # Value Size Type Bind Vis Ndx Name
 symbols=$(readelf -sW "$ko" | awk '$4 == "FUNC" { print $8, $7, $2, $3 }')
+# fr_local_callees FN: the module's own functions FN calls, by name. A
+# call's relocation names its target, or (x86-64, a static function) its
+# section and offset: the field's address plus 4 less, so offset =
+# addend + 4 there, the addend itself on arm64.
+objdump=objdump skew=4
+if readelf -hW "$ko" | grep -q 'AArch64'; then
+	objdump=aarch64-linux-gnu-objdump skew=0
+fi
+command -v "$objdump" >/dev/null || fr_die "no $objdump (binutils for the module's architecture)"
+# Index Value Bind Name of every function; index -> section name.
+funcs=$(readelf -sW "$ko" | awk '$4 == "FUNC" && $7 != "UND" { print $7, $2, $5, $8 }')
+fr_local_callees() {
+	"$objdump" -dr --no-show-raw-insn --disassemble="$1" "$ko" |
+		awk '/\t(call|callq|bl)[ \t]/ { want = 1; next }
+		     want && /R_(X86_64|AARCH64)_/ { print $NF }
+		     { want = 0 }' |
+		awk -v skew="$skew" -v secs="$sections" -v funcs="$funcs" '
+		function hex(h,   v, i) {
+			sub(/^0x/, "", h); v = 0
+			for (i = 1; i <= length(h); i++)
+				v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			return v
+		}
+		BEGIN {
+			n = split(secs, l, "\n")
+			for (i = 1; i <= n; i++) { split(l[i], f, " "); idx[f[2]] = f[1] }
+			n = split(funcs, l, "\n")
+			for (i = 1; i <= n; i++) {
+				split(l[i], f, " ")
+				byval[f[1] ":" hex(f[2])] = f[4]
+				bind[f[4]] = f[3]
+			}
+		}
+		{
+			t = $0; add = 0
+			if (match(t, /[+-]0x[0-9a-f]+$/)) {
+				add = hex(substr(t, RSTART + 1))
+				if (substr(t, RSTART, 1) == "-") add = -add
+				t = substr(t, 1, RSTART - 1)
+			}
+			if (t ~ /^\./) {
+				key = idx[t] ":" (add + skew)
+				if (key in byval) t = byval[key]; else { print "?" $0; next }
+			}
+			if (bind[t] == "LOCAL") print t
+		}' | sort -u
+}
+
 placed=0
 for fn in $marked; do
 	read -r _ idx off len <<<"$(printf '%s\n' "$symbols" | awk -v f="$fn" '$1 == f' | head -n 1)"
@@ -58,6 +111,12 @@ for fn in $marked; do
 		"$name: $fn's section ${sec:-?} aligned to a page (alignment ${align:-?})"
 	ok "$([ $((off / page)) = $(((off + len - 1) / page)) ] && echo 1)" \
 		"$name: $fn inside one page ($len bytes at page offset $((off % page)))"
+	ncalls=$("$objdump" -d --disassemble="$fn" "$ko" | grep -cE '\s(call|callq|bl)\s')
+	callees=$(fr_local_callees "$fn")
+	bad=$(printf '%s\n' $callees | grep -v '^fr_' | grep .)
+	ok "$([ "$ncalls" -gt 0 ] && [ -z "$bad" ] && echo 1)" \
+		"$name: of $fn's $ncalls calls, those inside the module reach only its own fr_ functions ($(echo $callees))" \
+		"$bad"
 done
 ok "$([ "$placed" -gt 0 ] && echo 1)" "$name: $placed marked function(s) with a symbol of their own"
 echo "1..$n"
