@@ -11,6 +11,7 @@
 #define FASTREMAP_ARCH_H
 
 #include <linux/mm.h>
+#include <asm/pgalloc.h>
 #include <asm/tlbflush.h>
 
 #ifndef FASTREMAP_COMPAT_H
