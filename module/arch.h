@@ -68,10 +68,26 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
 	pud_populate(mm, new_pud, pud_pgtable(pud));
 }
 
-/* One moved entry: x86's set_pte_at() is a store, always inlined. */
+/*
+ * One moved entry. set_pte_at() ends in set_pte(), a paravirt call that
+ * only Xen PV overrides (PARAVIRT_XXL, which Debian's kernels have);
+ * everywhere else the kernel patches it into a call of native_set_pte()
+ * in its own text: once per entry, out of the mover's page (hot.h), as
+ * arm64's out-of-line store was. Outside Xen PV it is one store, made
+ * here. set_pte_at()'s other work is page-table checking
+ * (CONFIG_PAGE_TABLE_CHECK: off in Debian's kernels, on in the debug
+ * lanes', which keep set_pte_at()) and, on 6.12, the lazy MMU mode,
+ * another paravirt hook that only Xen PV implements.
+ */
 static inline void fr_arch_set_pte(struct mm_struct *mm, unsigned long addr,
 				   pte_t *ptep, pte_t pte)
 {
+#ifndef CONFIG_PAGE_TABLE_CHECK
+	if (!cpu_feature_enabled(X86_FEATURE_XENPV)) {
+		native_set_pte(ptep, pte);
+		return;
+	}
+#endif
 	set_pte_at(mm, addr, ptep, pte);
 }
 
