@@ -212,11 +212,19 @@ static int round_once(int use_module, struct tally *t, const char **why)
 	 * page as the move starts: the mover soon overtakes it, and from
 	 * then on every page it writes for the first time has been moved
 	 * and not yet flushed (the window), while most pages stay clean.
+	 * The move starts once the writer has written a few pages, so that
+	 * its vCPU is running then: a 32 MiB move takes about a millisecond
+	 * since the mover stores entries itself (arch.h), less than the
+	 * host may keep a vCPU away, and on a loaded host 24 rounds in a
+	 * row once found the writer not yet started.
 	 */
 	while (!atomic_load(&w.ready))
 		;
 	w0 = atomic_load(&w.written);
 	atomic_store(&w.go, 1);
+	while (atomic_load(&w.written) - w0 < 8)
+		;
+	w0 = atomic_load(&w.written);
 	if (use_module)
 		res = fr_remap(fd, src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &r);
