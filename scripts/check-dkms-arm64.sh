@@ -168,7 +168,16 @@ for suite in $FR_SUITES; do
 		rm -rf "$root$base"
 		continue
 	fi
-	hdr=$(readelf -h "$ko" 2>&1)
+	# trixie's and sid's DKMS compress it as the kernel's modules are
+	# (fastremap.ko.xz); readelf reads the plain file the guest loads.
+	mkdir -p "$FR_BUILD/$suite"
+	case $ko in
+	*.xz) xz -dc "$ko" >"$FR_BUILD/$suite/fastremap.ko" ;;
+	*.zst) zstd -qdc "$ko" >"$FR_BUILD/$suite/fastremap.ko" ;;
+	*) cp "$ko" "$FR_BUILD/$suite/fastremap.ko" ;;
+	esac
+	echo "# $suite: the product: ${ko##*/}"
+	hdr=$(readelf -h "$FR_BUILD/$suite/fastremap.ko" 2>&1)
 	ok "$(grep -q 'Class: *ELF64' <<<"$hdr" && grep -q 'Type: *REL' <<<"$hdr" &&
 		grep -q 'Machine: *AArch64' <<<"$hdr" && echo 1)" \
 		"$suite: fastremap.ko is an aarch64 relocatable ELF64 ($(sed -n 's/^ *Machine: *//p' <<<"$hdr"))"
@@ -182,12 +191,6 @@ for suite in $FR_SUITES; do
 		"$suite: signed by the root's DKMS key, and the signature verifies" "$log"
 
 	# The product in the suite's arm64 kernel: loaded, then the programs.
-	mkdir -p "$FR_BUILD/$suite"
-	case $ko in
-	*.xz) xz -dc "$ko" >"$FR_BUILD/$suite/fastremap.ko" ;;
-	*.zst) zstd -qdc "$ko" >"$FR_BUILD/$suite/fastremap.ko" ;;
-	*) cp "$ko" "$FR_BUILD/$suite/fastremap.ko" ;;
-	esac
 	echo "$k" >"$FR_BUILD/$suite/kver"
 	dk remove -m fastremap -v "$ver" --all
 	ok "$([ $? = 0 ] && echo 1)" "$suite: dkms remove" "$log"
