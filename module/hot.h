@@ -22,10 +22,24 @@
 #define FASTREMAP_HOT_H
 
 #include <linux/compiler.h>
+#include <linux/stringify.h>
 
 #define FR_HOT_ALIGN		4096
+/*
+ * Inline every call a hot function makes whose body the compiler has
+ * (static inlines it would otherwise keep out of line, such as a
+ * ".constprop" or ".isra" clone in .text), so that the loop does not leave
+ * its page per iteration; what must stay a call is marked noinline.
+ */
+#define __fr_flatten		__attribute__((flatten))
 /* Use both on each hot function: __fr_hot __fr_page_aligned. */
-#define __fr_hot		__section(".text.fr_hot")
+/*
+ * A section of its own per hot function (a number unique in its file):
+ * two page-aligned functions in one section of an object leave a gap the
+ * assembler fills with a jump over padding, which 6.1's objtool rejects
+ * as an unreachable instruction.
+ */
+#define __fr_hot		__section(".text.fr_hot." __stringify(__COUNTER__))
 #define __fr_page_aligned	__aligned(FR_HOT_ALIGN)
 
 #endif /* FASTREMAP_HOT_H */

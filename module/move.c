@@ -42,6 +42,7 @@
 #include "pgmove.h"
 #include "remap.h"
 #include "move.h"
+#include "hot.h"
 #include "mutant.h"
 #include "testhooks.h"
 
@@ -372,30 +373,23 @@ static struct folio *fr_move_pte_folio(pte_t pte)
 }
 
 /*
- * Splits the large anonymous folios mapped in [addr, end) of one PTE
- * table, so that the locked pass finds small ones. A failed split is left
- * for the locked pass to see (it ends the pass, and a bounded number of
- * retries gives EBUSY).
+ * The first address of [addr, end) in the PTE table under @pmd that may
+ * map a large folio, or @end. Most runs hold small folios only: this
+ * looks without the lock. The table cannot go (mmap_lock is held for
+ * write); an entry changing meanwhile is seen again by the locked pass,
+ * which retries the prepare pass. Every page of every move passes here:
+ * a hot loop (hot.h).
  */
-static void fr_move_split(struct fr_batch *b, pmd_t *pmd, unsigned long addr,
-			  unsigned long end)
+static noinline unsigned long __fr_hot __fr_page_aligned __fr_flatten fr_move_scan(pmd_t *pmd,
+			unsigned long addr, unsigned long end)
 {
-	struct folio *folio;
-	unsigned long n;
-	spinlock_t *ptl;
-	pmd_t pmdval;
+	pmd_t pmdval = READ_ONCE(*pmd);
 	pte_t *pte;
 
-	/*
-	 * Most runs hold small folios only: look without the lock first. The
-	 * table cannot go (mmap_lock is held for write); an entry changing
-	 * meanwhile is seen again by the locked pass, which retries here.
-	 */
-	pmdval = READ_ONCE(*pmd);
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
-		return;
+		return end;
 	pte = pte_offset_kernel(&pmdval, addr);
-	for (n = addr; n < end; n += PAGE_SIZE, pte++) {
+	for (; addr < end; addr += PAGE_SIZE, pte++) {
 		pte_t ptent = ptep_get(pte);
 
 		/*
@@ -412,7 +406,24 @@ static void fr_move_split(struct fr_batch *b, pmd_t *pmd, unsigned long addr,
 		if (PageCompound(pte_page(ptent)))
 			break;
 	}
-	if (n >= end)
+	return addr;
+}
+
+/*
+ * Splits the large anonymous folios mapped in [addr, end) of one PTE
+ * table, so that the locked pass finds small ones. A failed split is left
+ * for the locked pass to see (it ends the pass, and a bounded number of
+ * retries gives EBUSY).
+ */
+static void fr_move_split(struct fr_batch *b, pmd_t *pmd, unsigned long addr,
+			  unsigned long end)
+{
+	struct folio *folio;
+	spinlock_t *ptl;
+	pmd_t pmdval;
+	pte_t *pte;
+
+	if (fr_move_scan(pmd, addr, end) >= end)
 		return;
 again:
 	pmdval = READ_ONCE(*pmd);
@@ -523,8 +534,11 @@ static void fr_move_moved(struct fr_batch *b, unsigned long src)
 	b->stats.pte++;
 }
 
-/* Moves one present PTE (a small exclusive anonymous folio or the zero page). */
-static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
+/*
+ * Moves one present PTE (a small exclusive anonymous folio or the zero
+ * page). Inlined into fr_move_entries()'s loop, with everything it calls.
+ */
+static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 			   unsigned long src, unsigned long dst, pte_t *src_pte,
 			   pte_t *dst_pte, pte_t orig)
 {
@@ -621,7 +635,7 @@ static int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
  * mapped). Swapoff cannot free the device meanwhile: it must replace
  * this entry first, under this mm's mmap_lock, which we hold for write.
  */
-static int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
+static noinline int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
 			unsigned long src, unsigned long dst, pte_t *src_pte,
 			pte_t *dst_pte, pte_t orig)
 {
@@ -673,7 +687,7 @@ static int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
  * Moves a PMD-mapped THP whole, as move_pages_huge_pmd() does: the same
  * checks as for a small folio, the deposited PTE table follows it.
  */
-static int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
+static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 		       unsigned long src, unsigned long dst, pmd_t *src_pmd,
 		       pmd_t *dst_pmd)
 {
@@ -748,10 +762,16 @@ out:
 /*
  * Moves up to @len bytes (inside one PTE table on each side) from @src to
  * @dst; *done is set to the bytes done, holes skipped included.
+ *
+ * The per-page loop of every batch, placed as fr_walk() is (hot.h): a
+ * page of text of its own, and flattened, so that the checks of a
+ * present entry (pfn_valid() and its section lookup, the folio tests,
+ * the store) are inlined rather than left as calls out of the page per
+ * entry. Swap entries and THPs, rare in a collector's heap, take calls.
  */
-static int fr_move_ptes(struct fr_batch *b, struct vm_area_struct *dvma,
-			unsigned long src, unsigned long dst, unsigned long len,
-			unsigned long *done)
+static noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(struct fr_batch *b,
+			struct vm_area_struct *dvma, unsigned long src,
+			unsigned long dst, unsigned long len, unsigned long *done)
 {
 	spinlock_t *src_ptl = NULL, *dst_ptl;
 	pte_t *src_pte = NULL, *dst_pte, orig;
@@ -781,7 +801,7 @@ static int fr_move_ptes(struct fr_batch *b, struct vm_area_struct *dvma,
 	if (pmd_leaf(spmd))
 		return FR_RETRY;	/* the prepare pass splits it */
 
-	/* The locks of the tables we read, rechecked as fr_move_ptes() does. */
+	/* The locks of the tables we read, rechecked as pgmove.c's fr_move_ptes() does. */
 	if (!pmd_none(spmd)) {
 		src_ptl = pte_lockptr(b->mm, &spmd);
 		spin_lock(src_ptl);
@@ -844,8 +864,8 @@ static int fr_move_locked(struct fr_batch *b)
 		for (; s < e; s += n) {
 			n = fr_move_extent(b->v[b->i].src + s,
 					   b->v[b->i].dst + s, e - s);
-			ret = fr_move_ptes(b, dvma, b->v[b->i].src + s,
-					   b->v[b->i].dst + s, n, &done);
+			ret = fr_move_entries(b, dvma, b->v[b->i].src + s,
+					      b->v[b->i].dst + s, n, &done);
 			b->off += done;
 			if (ret)
 				return ret;

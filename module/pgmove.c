@@ -222,19 +222,6 @@ static bool fr_move_pmd_table(struct fr_move *m, pmd_t *old_pmd,
 	return moved;
 }
 
-static pmd_t fr_soft_dirty_pmd(pmd_t pmd)
-{
-	if (FR_MUTANT(NO_SOFT_DIRTY))
-		return pmd;
-#ifdef CONFIG_MEM_SOFT_DIRTY
-	if (pmd_present(pmd))
-		pmd = pmd_mksoft_dirty(pmd);
-	else
-		pmd = pmd_swp_mksoft_dirty(pmd);
-#endif
-	return pmd;
-}
-
 /*
  * Moves a huge PMD (or its migration entry) whole. Returns false if it is
  * no longer huge once its lock is held (split under us).
@@ -265,7 +252,7 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 			fr_call(pgtable_trans_huge_deposit, m->mm, new_pmd,
 				pgtable);
 		}
-		set_pmd_at(m->mm, new_addr, new_pmd, fr_soft_dirty_pmd(pmd));
+		set_pmd_at(m->mm, new_addr, new_pmd, fr_moved_pmd(pmd));
 		moved = true;
 	}
 	fr_unlock2(old_ptl, new_ptl);
@@ -274,19 +261,6 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 		m->moved = true;
 	}
 	return moved;
-}
-
-static pte_t fr_soft_dirty_pte(pte_t pte)
-{
-	if (FR_MUTANT(NO_SOFT_DIRTY))
-		return pte;
-#ifdef CONFIG_MEM_SOFT_DIRTY
-	if (pte_present(pte))
-		pte = pte_mksoft_dirty(pte);
-	else
-		pte = pte_swp_mksoft_dirty(pte);
-#endif
-	return pte;
 }
 
 /*
@@ -363,7 +337,7 @@ static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *ol
 		pte = ptep_get_and_clear(m->mm, old_addr, old_pte);
 		if (FR_MUTANT(NO_DIRTY) && pte_present(pte))
 			pte = pte_mkclean(pte);
-		fr_arch_set_pte(m->mm, new_addr, new_pte, fr_soft_dirty_pte(pte));
+		fr_arch_set_pte(m->mm, new_addr, new_pte, fr_moved_pte(pte));
 		n++;
 	}
 	fr_unlock2(old_ptl, new_ptl);
@@ -659,16 +633,6 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
 	    (fr_hook_table_alloc_fails() || fr_call(__pte_alloc, mm, pmd)))
 		return NULL;
 	return pmd;
-}
-
-pte_t fr_moved_pte(pte_t pte)
-{
-	return fr_soft_dirty_pte(pte);
-}
-
-pmd_t fr_moved_pmd(pmd_t pmd)
-{
-	return fr_soft_dirty_pmd(pmd);
 }
 
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,

@@ -11,6 +11,7 @@
 #define FASTREMAP_PGMOVE_H
 
 #include <linux/mm.h>
+#include "mutant.h"
 
 struct fr_move_stats {
 	u64 pud;	/* whole PUD entries (tables of PMDs) moved */
@@ -58,9 +59,37 @@ pmd_t *fr_table_lookup(struct mm_struct *mm, unsigned long addr);
  * may be a huge PMD: the caller reads it. Sleeps: call without rmap locks.
  */
 pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte);
-/* Moved entries as fr_relocate() writes them at the destination (soft-dirty). */
-pte_t fr_moved_pte(pte_t pte);
-pmd_t fr_moved_pmd(pmd_t pmd);
+/*
+ * A moved entry as the destination gets it: soft-dirty, as mremap(2)
+ * marks moved entries. Inline: both movers call it per entry, from their
+ * hot pages (hot.h).
+ */
+static inline pte_t fr_moved_pte(pte_t pte)
+{
+	if (FR_MUTANT(NO_SOFT_DIRTY))
+		return pte;
+#ifdef CONFIG_MEM_SOFT_DIRTY
+	if (pte_present(pte))
+		pte = pte_mksoft_dirty(pte);
+	else
+		pte = pte_swp_mksoft_dirty(pte);
+#endif
+	return pte;
+}
+
+static inline pmd_t fr_moved_pmd(pmd_t pmd)
+{
+	if (FR_MUTANT(NO_SOFT_DIRTY))
+		return pmd;
+#ifdef CONFIG_MEM_SOFT_DIRTY
+	if (pmd_present(pmd))
+		pmd = pmd_mksoft_dirty(pmd);
+	else
+		pmd = pmd_swp_mksoft_dirty(pmd);
+#endif
+	return pmd;
+}
+
 /* One range TLB flush for entries moved out of [start, end); no table freed. */
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,
 		    unsigned long end, struct fr_move_stats *stats);
