@@ -7,6 +7,8 @@
 # FASTREMAP_VM_ARGS=FILE: "NAME ARGS..." lines, the arguments each test
 # program gets (none by default). FASTREMAP_VM_APPEND: more kernel
 # command-line options. FASTREMAP_VM_INIT: another /init than tests/guest/init.
+# FASTREMAP_VM_BOOT_TIMEOUT: seconds a guest may take to start its init
+# (default 600; twice that for debug kernels and again for arm64).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -95,23 +97,50 @@ else
 		qemu=(qemu-system-x86_64 -cpu max,la57=off)
 	fi
 fi
+# A guest whose init has not started after this long is stopped (and
+# booted again below): once a 6.1 debug guest sat at "Booting from ROM"
+# for 21 minutes, with 2 minutes of vCPU time, and would have waited for
+# the 2-hour limit. Boots take 5-60 s under TCG (debug kernels, arm64 and
+# a loaded host the longest).
+boot_limit=${FASTREMAP_VM_BOOT_TIMEOUT:-600}
+fr_is_debug "$suite" && boot_limit=$((boot_limit * 2))
+fr_is_arm64 && boot_limit=$((boot_limit * 2))
+pidfile="$FR_BUILD/$suite/qemu.pid"
 # panic=-1 with -no-reboot: a panic ends QEMU at once instead of hanging.
+# The log is line-buffered, so that the watchdog sees init's first line.
 boot() {
-	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" "${qemu[@]}" \
+	local wd
+	rm -f "$pidfile"
+	: >"$log"
+	(
+		waited=0
+		while [ "$waited" -lt "$boot_limit" ]; do
+			sleep 5
+			waited=$((waited + 5))
+			grep -q 'FR-KERNEL ' "$log" && exit 0
+		done
+		pid=$(cat "$pidfile" 2>/dev/null) || exit 0
+		echo "FR-BOOT-WATCHDOG: no init after $boot_limit s, stopping QEMU" >&2
+		kill "$pid" 2>/dev/null
+	) &
+	wd=$!
+	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" "${qemu[@]}" -pidfile "$pidfile" \
 		-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -nographic -no-reboot \
 		-kernel "$vmlinuz" -initrd "$FR_BUILD/$suite/initrd.gz" \
 		-append "console=$console quiet loglevel=3 panic=-1 transparent_hugepage=madvise ${FASTREMAP_VM_APPEND:-}" \
-		</dev/null 2>&1 | tr -d '\r' >"$log" || true
+		</dev/null 2>&1 | stdbuf -oL tr -d '\r' >"$log" || true
+	kill "$wd" 2>/dev/null || true
+	wait "$wd" 2>/dev/null || true
 }
 boot
 # Under TCG a guest rarely dies in early boot while the kernel patches its
-# own text ("Oops: int3"), before any module or test ran. Such a guest is
-# booted again, twice at most (each such log kept beside); one that died
-# later is not. (The serial line may start with the firmware's escape
+# own text ("Oops: int3"), before any module or test ran, or hangs there
+# (stopped by the watchdog above). Such a guest is booted again, twice at
+# most (each such log kept beside); one that died later is not. (The serial line may start with the firmware's escape
 # sequences: the marker is not anchored.)
 for try in 2 3; do
 	grep -q 'FR-KERNEL ' "$log" && break
 	mv "$log" "$log.boot$((try - 1))"
-	fr_log "$suite: the guest died before its init ran; boot $try (log of the last: $log.boot$((try - 1)))"
+	fr_log "$suite: the guest died or hung before its init ran; boot $try (log of the last: $log.boot$((try - 1)))"
 	boot
 done
