@@ -5,8 +5,10 @@
  * module's ioctl and by mremap(2) in turn, each inside tracing_on 1..0
  * with a trace_marker line naming it, so that the function_graph tracer
  * the guest set up records the timed calls and nothing else. The data is
- * checked after every move; an untimed mremap(2) brings it back.
- * Usage: fr_prof [REPS]   (in the guest, module loaded)
+ * checked after every move; an untimed mremap(2) brings it back. With
+ * "pud", workload 1's move instead: the same 1 GiB, destination aligned
+ * to 1 GiB, so that each contender moves one PUD entry.
+ * Usage: fr_prof [REPS [pud]]   (in the guest, module loaded)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,6 +51,7 @@ static void die(const char *what)
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 5, fd, on, mk, r, c;
+	int pud = argc > 2 && !strcmp(argv[2], "pud");
 	size_t len = GiB, i;
 	char *res, *src, *dst, msg[64];
 	double t[2][64];
@@ -59,11 +62,11 @@ int main(int argc, char **argv)
 	if (res == MAP_FAILED)
 		die("reserve");
 	src = (char *)(((uintptr_t)res + GiB - 1) & ~(GiB - 1));
-	dst = src + 2 * GiB + PG;
+	dst = src + 2 * GiB + (pud ? 0 : PG);
 	if (mmap(src, len, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0) != src)
 		die("mmap");
-	/* PTE level: no THP, so every page is a 4 KiB entry. */
+	/* No THP: at PTE level every page is a 4 KiB entry. */
 	if (madvise(src, len, MADV_NOHUGEPAGE))
 		die("madvise");
 	for (i = 0; i < len; i += PG)
@@ -99,9 +102,12 @@ int main(int argc, char **argv)
 				die("tracing_on");
 			if (err)
 				die(c ? "mremap" : "FASTREMAP_IOC_REMAP");
-			if (!c && rq.moved_pte != len / PG)
+			if (!c && !pud && rq.moved_pte != len / PG)
 				printf("# fastremap moved %llu PTEs, not %zu\n",
 				       (unsigned long long)rq.moved_pte, len / PG);
+			if (!c && pud && rq.moved_pud != 1)
+				printf("# fastremap moved %llu PUD entries, not 1\n",
+				       (unsigned long long)rq.moved_pud);
 			t[c][r] = t1 - t0;
 			for (i = 0; i < len; i += PG)
 				if (*(uint64_t *)(dst + i) != i) {

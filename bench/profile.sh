@@ -9,7 +9,9 @@
 # both share: copy_vma(), the unmap of the old range, the page-table
 # allocations. Prints the medians and the sums per move.
 # Usage: bench/profile.sh [SUITE]   (default sid; BENCH_ARCH=amd64 for
-# x86-64, arm64 by default; FASTREMAP_PROF_REPS moves each, default 5)
+# x86-64, arm64 by default; FASTREMAP_PROF_REPS moves each, default 5;
+# FASTREMAP_PROF_LEVEL=pud for a 1 GiB move of one PUD entry instead;
+# FASTREMAP_PROF_FUNCTIONS="f g": more functions to time)
 set -uo pipefail
 case ${BENCH_ARCH:-arm64} in
 arm64 | aarch64) export FASTREMAP_ARCH=arm64 a=arm64 ;;
@@ -36,6 +38,15 @@ extra="$FR_BUILD/extra"
 rm -rf "$extra"
 mkdir -p "$extra/tests"
 echo "$reps" >"$extra/tests/reps"
+# FASTREMAP_PROF_LEVEL=pud: workload 1's move (one PUD entry) instead of
+# workload 3's; FASTREMAP_PROF_FUNCTIONS: more kernel functions to time.
+case ${FASTREMAP_PROF_LEVEL:-pte} in
+pte) ;;
+pud) echo pud >"$extra/tests/level" ;;
+*) fr_die "FASTREMAP_PROF_LEVEL must be pte or pud" ;;
+esac
+[[ ${FASTREMAP_PROF_FUNCTIONS:-} =~ ^[a-z0-9_\ ]*$ ]] || fr_die "FASTREMAP_PROF_FUNCTIONS: function names"
+echo "${FASTREMAP_PROF_FUNCTIONS:-}" >"$extra/tests/functions"
 log="$FR_BUILD/results/$suite-prof.log"
 fr_log "$suite: profiling $reps moves of each (load $(cut -d' ' -f1-3 /proc/loadavg))"
 FASTREMAP_VM_INIT="$FR_TOP/bench/prof-init" FASTREMAP_VM_KMODS='' FASTREMAP_VM_APPEND='' \
