@@ -36,10 +36,10 @@
  * picked up without a restart, and a process without the module pays at
  * most one failed open(2) per second.
  *
- * Every system call is made with syscall(2), never through the C
- * library's wrappers: open(), close(), write()... are thread cancellation
- * points, mremap() is not, and a thread cancelled inside mremap() while
- * holding its allocator's lock would leave that lock held.
+ * Every system call is made directly (fr_syscall6()), never through the
+ * C library's wrappers: open(), close(), write()... are thread
+ * cancellation points, mremap() is not, and a thread cancelled inside
+ * mremap() while holding its allocator's lock would leave that lock held.
  * clock_gettime() is the exception: it is no cancellation point, and its
  * vDSO path makes no system call at all.
  *
@@ -146,33 +146,87 @@ static uint32_t fr_enc_dev(uint32_t maj, uint32_t min)
 static unsigned int fr_now_s(void)
 {
 	struct timespec t;
+	int saved = errno;
 
-	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &t))
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &t)) {
+		errno = saved;
 		return 0;
+	}
 	return (unsigned int)t.tv_sec;
 }
 
 /* ---- system calls, made directly (see the top of this file) ---- */
 
-static long fr_sys_ret(long r)
+/*
+ * A system call with the kernel's own result: the value, or a negative
+ * errno. On x86-64 and arm64 the instruction is inline: errno is never
+ * touched and a call the library routes to mremap(2) runs no code outside
+ * the library. Under emulation each further page of code a call runs
+ * costs as much as the library's whole routing decision: through
+ * syscall(3) and errno, a routed move was 3-6% slower than mremap(2)
+ * called directly (bench/README.md, "The library's own cost").
+ */
+#if defined(__x86_64__) && !defined(__ILP32__)
+static inline long fr_syscall6(long nr, long a, long b, long c, long d, long e, long f)
 {
-	return r == -1 ? -errno : r;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
 }
+#elif defined(__aarch64__) && !defined(__ILP32__)
+static inline long fr_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory", "cc");
+	return x0;
+}
+#else
+static long fr_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	int saved = errno;
+	long r = syscall(nr, a, b, c, d, e, f);
+
+	if (r == -1) {
+		r = -errno;
+		errno = saved;
+	}
+	return r;
+}
+#endif
+#define FR_SYS(nr, a, b, c, d, e, f) \
+	fr_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
 static int fr_sys_open_device(void)
 {
-	return (int)fr_sys_ret(syscall(SYS_openat, AT_FDCWD, FASTREMAP_DEVICE,
-				       O_RDWR | O_CLOEXEC | O_NOCTTY));
+	return (int)FR_SYS(SYS_openat, AT_FDCWD, FASTREMAP_DEVICE,
+			   O_RDWR | O_CLOEXEC | O_NOCTTY, 0, 0, 0);
 }
 
 static void fr_sys_close(int fd)
 {
-	syscall(SYS_close, fd);
+	FR_SYS(SYS_close, fd, 0, 0, 0, 0, 0);
 }
 
 static long fr_sys_ioctl(int fd, unsigned long cmd, void *arg)
 {
-	return fr_sys_ret(syscall(SYS_ioctl, fd, cmd, arg));
+	return FR_SYS(SYS_ioctl, fd, cmd, arg, 0, 0, 0);
 }
 
 /*
@@ -202,7 +256,7 @@ static int fr_chr_dev(int fd, uint32_t *dev)
 	struct stat st = { 0 };
 	long r;
 
-	r = fr_sys_ret(syscall(SYS_fstat, fd, &st));
+	r = FR_SYS(SYS_fstat, fd, &st, 0, 0, 0, 0);
 	if (r)
 		return (int)r;
 	*dev = fr_enc_dev(major(st.st_rdev), minor(st.st_rdev));
@@ -214,8 +268,7 @@ static int fr_chr_dev(int fd, uint32_t *dev)
 	struct statx stx;
 	long r;
 
-	r = fr_sys_ret(syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
-			       STATX_TYPE, &stx));
+	r = FR_SYS(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx, 0);
 	if (r)
 		return (int)r;
 	if (!(stx.stx_mask & STATX_TYPE))
@@ -266,7 +319,7 @@ static int fr_high_fd(int fd)
 
 	if (fd > 2)
 		return fd;
-	nfd = fr_sys_ret(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3));
+	nfd = FR_SYS(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3, 0, 0, 0);
 	fr_sys_close(fd);
 	return (int)nfd;
 }
@@ -391,11 +444,11 @@ static int fr_device(struct fr_why *why)
 static long fr_sys_mremap(void *old_addr, size_t old_size, size_t new_size,
 			  int flags, void *new_addr, void **res)
 {
-	long r = syscall(SYS_mremap, old_addr, old_size, new_size,
-			 (unsigned long)(unsigned int)flags, new_addr);
+	long r = FR_SYS(SYS_mremap, old_addr, old_size, new_size,
+			(unsigned long)(unsigned int)flags, new_addr, 0);
 
-	if (r == -1)
-		return -errno;
+	if (r < 0 && r > -4096)
+		return r;
 	*res = (void *)r;
 	return 0;
 }
@@ -426,11 +479,16 @@ static int fr_check_size(uint32_t size, uint32_t ver0)
 }
 
 /* Writes a result structure back as the caller's size allows. */
-static void fr_copy_out(void *dst, const void *src, size_t ours)
+static inline void fr_copy_out(void *dst, const void *src, size_t ours)
 {
 	uint32_t theirs;
 
 	memcpy(&theirs, dst, sizeof(theirs));
+	/* The common case in a size the compiler copies inline, calling nothing. */
+	if (theirs == ours) {
+		memcpy(dst, src, ours);
+		return;
+	}
 	if (theirs > ours)
 		memset((char *)dst + ours, 0, theirs - ours);
 	else
@@ -445,13 +503,25 @@ static void fr_copy_out(void *dst, const void *src, size_t ours)
 /*
  * The page size and the span of one page table (a PMD entry): a table
  * holds a page of 8-byte entries (4 KiB pages: 2 MiB; 16 KiB: 32 MiB;
- * 64 KiB: 512 MiB). getauxval() makes no system call.
+ * 64 KiB: 512 MiB). Known at compile time where there is one page size,
+ * so that the arithmetic below is shifts; elsewhere read once, since a
+ * routed call should run no code outside the library (fr_syscall6()).
  */
 static uint64_t fr_page_size(void)
 {
-	unsigned long pg = getauxval(AT_PAGESZ);
+#if defined(__x86_64__)
+	return 4096;	/* x86-64 has no other base page size */
+#else
+	static atomic_ulong cached;
+	unsigned long pg = atomic_load_explicit(&cached, memory_order_relaxed);
 
-	return pg ? pg : 4096;
+	if (!pg) {
+		pg = getauxval(AT_PAGESZ);
+		pg = pg ? pg : 4096;
+		atomic_store_explicit(&cached, pg, memory_order_relaxed);
+	}
+	return pg;
+#endif
 }
 
 /* PMD boundaries strictly inside [a, a + len): where mremap(2) cuts a move. */
@@ -693,19 +763,15 @@ long fastremap_remap(void *old_addr, size_t old_size, size_t new_size,
 		     int flags, void *new_addr, unsigned int fr_flags,
 		     struct fastremap_stats *stats, void **result)
 {
-	int saved = errno;
-	long ret = fr_remap(old_addr, old_size, new_size, flags, new_addr,
-			    fr_flags, stats, result);
-
-	errno = saved;
-	return ret;
+	/* errno stays as it was: nothing fr_remap() calls touches it. */
+	return fr_remap(old_addr, old_size, new_size, flags, new_addr,
+			fr_flags, stats, result);
 }
 
 void *fastremap(void *old_address, size_t old_size, size_t new_size,
 		int flags, ...)
 {
 	void *new_address = NULL, *res = MAP_FAILED;
-	int saved = errno;
 	long ret;
 
 	/* As glibc's mremap(): the fifth argument exists only with these. */
@@ -722,7 +788,6 @@ void *fastremap(void *old_address, size_t old_size, size_t new_size,
 		errno = (int)-ret;
 		return MAP_FAILED;
 	}
-	errno = saved;
 	return res;
 }
 
@@ -917,9 +982,9 @@ static long fr_move_check(const struct fastremap_move_range *v, size_t n)
 	if (n < 2)
 		return 0;
 	bytes = n * sizeof(*s);
-	r = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r == -1)
+	r = FR_SYS(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0 && r > -4096)
 		return -ENOMEM;
 	s = (struct fr_span *)r;
 	for (size_t k = 0; k < n; k++)
@@ -928,7 +993,7 @@ static long fr_move_check(const struct fastremap_move_range *v, size_t n)
 	for (size_t k = 0; ok && k < n; k++)
 		s[k] = (struct fr_span){ v[k].dst, v[k].dst + v[k].len };
 	ok = ok && fr_spans_disjoint(s, n);
-	syscall(SYS_munmap, s, bytes);
+	FR_SYS(SYS_munmap, s, bytes, 0, 0, 0, 0);
 	return ok ? 0 : -EINVAL;
 }
 
@@ -947,11 +1012,11 @@ static long fr_move_scan(int pm, const struct fastremap_move_range *m,
 
 	while (at < pages) {
 		uint64_t n = pages - at < FR_PM_BATCH ? pages - at : FR_PM_BATCH;
-		long rs = syscall(SYS_pread64, pm, s, n * 8, (m->src / 4096 + at) * 8);
-		long rd = syscall(SYS_pread64, pm, d, n * 8, (m->dst / 4096 + at) * 8);
+		long rs = FR_SYS(SYS_pread64, pm, s, n * 8, (m->src / 4096 + at) * 8, 0, 0);
+		long rd = FR_SYS(SYS_pread64, pm, d, n * 8, (m->dst / 4096 + at) * 8, 0, 0);
 
 		if (rs != (long)(n * 8) || rd != (long)(n * 8))
-			return rs == -1 || rd == -1 ? -errno : -EFAULT;
+			return rs < 0 ? rs : rd < 0 ? rd : -EFAULT;
 		for (uint64_t i = 0; i < n; i++, at++) {
 			*ok_bytes = at * 4096;
 			if (d[i] & (FR_PM_PRESENT | FR_PM_SWAP))
@@ -987,8 +1052,8 @@ static long fr_move_fallback(const struct fastremap_move_range *v, size_t n,
 	ret = fr_move_check(v, n);
 	if (ret)
 		return ret;
-	pm = (int)fr_sys_ret(syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap",
-				     O_RDONLY | O_CLOEXEC));
+	pm = (int)FR_SYS(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC,
+			 0, 0, 0);
 	if (pm < 0)
 		return pm;
 	for (size_t k = 0; k < n; k++) {
