@@ -1192,7 +1192,100 @@ static void test_errno_kept(void)
 	res = fastremap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED, src);
 	tap_ok(res == MAP_FAILED && errno == EFAULT,
 	       "fastremap(): MAP_FAILED and errno EFAULT for an unmapped source");
+	/* Routed to mremap(2) (one extent), which the library calls itself. */
+	errno = 4245;
+	r = fastremap_remap(dst, 64 * KIB, 64 * KIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    src + 64 * KIB, 0, NULL, &res);
+	tap_ok(r == -EFAULT && errno == 4245,
+	       "fastremap_remap(): errno unchanged by a routed call that fails (%ld)", r);
+	errno = 4246;
+	r = fastremap_remap(src, 64 * KIB, 64 * KIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			    src + 256 * KIB, 0, NULL, &res);
+	tap_ok(r == 0 && res == src + 256 * KIB && errno == 4246,
+	       "fastremap_remap(): errno unchanged by a routed call (%ld)", r);
+	errno = 0;
+	res = fastremap(dst, 64 * KIB, 64 * KIB, MREMAP_MAYMOVE | MREMAP_FIXED, src);
+	tap_ok(res == MAP_FAILED && errno == EFAULT,
+	       "fastremap(): MAP_FAILED and errno EFAULT from a routed call");
 	munmap(src, 4 * MIB);
+}
+
+/*
+ * Ranges congruent modulo 1 GiB: mremap(2) moves each whole PUD entry
+ * between them as one extent with one flush, so a 1 GiB move between
+ * 1 GiB-aligned addresses is one extent and goes to mremap(2); a 2 MiB
+ * head and tail add one extent each. 2 MiB apart modulo 1 GiB, the same
+ * move is 512 PMD extents: not routed. Sparse sources: a page at each
+ * end and at each 1 GiB boundary inside.
+ */
+static void test_pud_routing(void)
+{
+	static const struct {
+		const char *name;
+		size_t src_off, dst_off, len;
+		uint64_t extents;
+	} cases[] = {
+		{ "1 GiB between 1 GiB-aligned addresses", 0, 0, 1024 * MIB, 1 },
+		{ "1 GiB + 4 MiB, congruent modulo 1 GiB, 2 MiB before a boundary",
+		  1022 * MIB, 1022 * MIB, 1028 * MIB, 3 },
+		{ "2 GiB between 1 GiB-aligned addresses", 0, 0, 2048 * MIB, 2 },
+		{ "1 GiB, destination 2 MiB past a 1 GiB boundary", 0, 2 * MIB, 1024 * MIB, 512 },
+	};
+	const size_t gib = 1024 * MIB;
+
+	if (getpagesize() != 4096) {
+		tap_skip_test("4 KiB pages only", "PUD routing (page size %d)", getpagesize());
+		return;
+	}
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		size_t len = cases[k].len, probe[4] = { 0, len - 4096, 0, 0 }, np = 2;
+		struct fastremap_stats st;
+		char *base = reserve(6 * gib, gib), *src, *dst;
+		void *res = NULL;
+		size_t bad = 0;
+		long r;
+
+		if (!tap_ok(base != NULL, "PUD routing: %s: reserve 6 GiB", cases[k].name))
+			continue;
+		src = base + cases[k].src_off;
+		dst = base + 3 * gib + cases[k].dst_off;
+		for (size_t b = (cases[k].src_off / gib + 1) * gib;
+		     b < cases[k].src_off + len && np < 4; b += gib)
+			probe[np++] = b - cases[k].src_off;
+		if (mmap(src, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) != src) {
+			tap_ok(0, "PUD routing: %s: map the source", cases[k].name);
+			munmap(base, 6 * gib);
+			continue;
+		}
+		for (size_t i = 0; i < np; i++)
+			fill(src + probe[i], 4096);
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		r = fastremap_remap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, 0, &st, &res);
+		if (!tap_ok(r == 0 && res == dst, "PUD routing: %s: moved (%ld)", cases[k].name, r)) {
+			munmap(base, 6 * gib);
+			continue;
+		}
+		for (size_t i = 0; i < np; i++)
+			bad += bad_words(dst + probe[i], 4096);
+		tap_ok(!bad && msync(src, 4096, MS_ASYNC) == -1 && errno == ENOMEM,
+		       "PUD routing: %s: the data at the destination, the source unmapped (%zu bad words)",
+		       cases[k].name, bad);
+		tap_ok(st.mremap_extents == cases[k].extents,
+		       "PUD routing: %s: mremap(2) would take %llu extents (library: %llu)",
+		       cases[k].name, (unsigned long long)cases[k].extents,
+		       (unsigned long long)st.mremap_extents);
+		if (cases[k].extents <= 4)
+			tap_ok(path_ok(E_ROUTED, &st), "PUD routing: %s: routed to mremap(2) (%s)",
+			       cases[k].name, reason_name(st.reason));
+		else
+			tap_ok(st.reason != FASTREMAP_REASON_FEW_EXTENTS &&
+			       (module_world ? st.used_module : st.reason == fallback_reason),
+			       "PUD routing: %s: not routed (%s, module %d)", cases[k].name,
+			       reason_name(st.reason), st.used_module);
+		munmap(base, 6 * gib);
+	}
 }
 
 static void test_fallback_control(void)
@@ -1831,6 +1924,7 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 		run_case(&cases[k]);
 	test_errno_kept();
+	test_pud_routing();
 	test_fallback_control();
 	test_fork();
 	test_stolen_fd();

@@ -56,7 +56,7 @@ enum fastremap_reason {
 	FASTREMAP_REASON_IOCTL_ERROR,	/* the remap ioctl failed: reason_errno */
 	/* Routed to mremap(2) without asking the module (fastremap_remap(3)): */
 	FASTREMAP_REASON_NOT_A_MOVE,	/* no MREMAP_MAYMOVE, a shrink, or the same size */
-	FASTREMAP_REASON_FEW_EXTENTS,	/* at most mremap_extents PMD extents: one flush each */
+	FASTREMAP_REASON_FEW_EXTENTS,	/* at most 4 extents (mremap_extents): one flush each */
 	FASTREMAP_REASON_IN_PLACE	/* growth mremap(2) made in place */
 };
 
@@ -76,9 +76,10 @@ struct fastremap_stats {
 	uint64_t moved_pte;	/* single PTEs moved */
 	uint64_t tlb_flushes;	/* range TLB flushes the relocation issued */
 	/*
-	 * The library's bound on the PMD-sized extents (2 MiB with 4 KiB
-	 * pages) mremap(2) would move this call in, paying a TLB flush for
-	 * each; 0 when the call was not a move it estimated.
+	 * The library's bound on the extents (at most 2 MiB with 4 KiB
+	 * pages, or a whole 1 GiB PUD entry) mremap(2) would move this call
+	 * in, paying a TLB flush for each; 0 when the call was not a move it
+	 * estimated.
 	 */
 	uint64_t mremap_extents;
 	/*

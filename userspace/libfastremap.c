@@ -534,20 +534,27 @@ static uint64_t fr_cuts(uint64_t a, uint64_t len, uint64_t pmd)
 	return (a + len - 1 - next) / pmd + 1;
 }
 
+/* The extents of [a, a + len) when both ranges' PMD boundaries coincide. */
+static uint64_t fr_pmd_extents(uint64_t a, uint64_t len, uint64_t pmd)
+{
+	return len ? 1 + fr_cuts(a, len, pmd) : 0;
+}
+
 /*
  * An upper bound on the extents mremap(2) moves a call's entries in: its
  * move_page_tables() advances to the nearer of the source's and the
  * destination's next PMD boundary, moves that extent (a whole PMD entry
  * or its PTEs) and flushes it, so a move of len bytes takes one extent
  * plus one per boundary of either range strictly inside it (a boundary
- * both share counts once). Without MREMAP_FIXED the kernel chooses the
- * destination: count the most boundaries a range of len bytes can hold.
+ * both share counts once), except where it moves whole PUD entries (see
+ * below). Without MREMAP_FIXED the kernel chooses the destination: count
+ * the most boundaries a range of len bytes can hold.
  * 0: not a move this estimates (no length, an address out of range).
  */
 static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t new_size,
 				  int flags, uintptr_t new_addr)
 {
-	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg;
+	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg, pud = pmd / 8 * pg;
 	uint64_t len = old_size < new_size ? old_size : new_size;
 	/* 64-bit arithmetic on every target: no overflow below 2^63. */
 	uint64_t old = old_addr, new = new_addr;
@@ -558,6 +565,20 @@ static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t ne
 	len = (len + pg - 1) / pg * pg;
 	if (!(flags & MREMAP_FIXED))
 		return 1 + fr_cuts(old, len, pmd) + (len - pg + pmd - 1) / pmd;
+	if (old % pud == new % pud) {
+		/*
+		 * Congruent modulo a PUD entry's span: from the first PUD
+		 * boundary to the last, move_page_tables() moves whole PUD
+		 * entries (CONFIG_HAVE_MOVE_PUD: x86-64 and arm64 since Linux
+		 * 5.11), one extent and one flush each; PMD extents before and
+		 * after.
+		 */
+		uint64_t a = (old + pud - 1) / pud * pud, b = (old + len) / pud * pud;
+
+		if (a < b)
+			return fr_pmd_extents(old, a - old, pmd) + (b - a) / pud +
+			       fr_pmd_extents(b, old + len - b, pmd);
+	}
 	if (old % pmd == new % pmd)
 		return 1 + fr_cuts(old, len, pmd);
 	return 1 + fr_cuts(old, len, pmd) + fr_cuts(new, len, pmd);
