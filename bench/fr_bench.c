@@ -9,8 +9,10 @@
  *
  * Workloads (see bench/README.md):
  *   1 pud         1 GiB private anon, 4 KiB pages, src and dst 1 GiB-aligned
+ *                 (one PUD entry: the library routes it to mremap(2))
  *   1p pud_pingpong  1 moved back and forth, the contenders taking turns
- *                 move by move (their fixed cost per call)
+ *                 move by move, the module called directly
+ *                 (FASTREMAP_NO_ROUTING): its fixed cost per call
  *   2 pmd         the same, dst 2 MiB-aligned only
  *   3 pte         the same, dst misaligned by 4 KiB
  *   3c pte_contpte 1 GiB of 64 KiB mTHP, dst misaligned by 64 KiB: arm64
@@ -270,8 +272,12 @@ struct frstats {
 	uint64_t module;	/* calls the module made (the others: routed to mremap(2)) */
 };
 
-/* Workloads 1-5 and 9 must measure the module: a routed or declined call is an error. */
-static int need_module;
+/*
+ * Workloads 2-5 and 9 must measure the module: a routed or declined call
+ * is an error. Workload 1p calls it directly (FASTREMAP_NO_ROUTING), for
+ * the module's own cost of a PUD-level move, which the library routes.
+ */
+static int need_module, direct_module;
 
 /* The timed operation. Returns 0 or -errno. */
 static inline int do_move(int c, char *src, size_t len, char *dst,
@@ -289,8 +295,8 @@ static inline int do_move(int c, char *src, size_t len, char *dst,
 		long r;
 
 		fs.size = sizeof(fs);
-		r = fastremap_remap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, 0,
-				    &fs, &res);
+		r = fastremap_remap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst,
+				    direct_module ? FASTREMAP_NO_ROUTING : 0, &fs, &res);
 		if (r)
 			return (int)r;
 		if (res != dst)
@@ -889,22 +895,32 @@ struct workload {
 	 * hole below it (and below the destination) back to the boundary.
 	 */
 	size_t src_off;
+	/*
+	 * 1: fastremap is the library as programs call it, which may route
+	 * the moves to mremap(2); 2: the module, called directly.
+	 */
+	int route;
 };
 
 #define B(c) (1u << (c))
 static const struct workload workloads[] = {
+	/*
+	 * mremap(2) moves a whole PUD entry with one flush too: the library
+	 * routes this move to it (fastremap_remap(3), ROUTING).
+	 */
 	{ "1", "pud", "1 GiB-aligned src and dst (PUD level)", K_MOVE, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0, 1 },
 	/*
 	 * Workload 1 back and forth, the contenders taking turns move by
-	 * move: what each one's fixed cost per call is, measured pair by pair.
+	 * move, the module called directly: its fixed cost per call against
+	 * mremap(2)'s, measured pair by pair.
 	 */
-	{ "1p", "pud_pingpong", "1 GiB moved back and forth between 1 GiB-aligned places",
-	  K_PINGPONG, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, 0 },
+	{ "1p", "pud_pingpong", "1 GiB moved back and forth between 1 GiB-aligned places, the module called directly",
+	  K_PINGPONG, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, 0, 2 },
 	{ "2", "pmd", "dst 2 MiB-aligned only (PMD level)", K_MOVE, 2 * MiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
 	{ "3", "pte", "dst misaligned by 4 KiB (PTE level)", K_MOVE, 4 * KiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0, 0 },
 	/*
 	 * 64 KiB mTHP, so that arm64 (6.9+) maps the source in contiguous
 	 * blocks; the destination is congruent modulo 64 KiB, so the module
@@ -913,26 +929,26 @@ static const struct workload workloads[] = {
 	 */
 #ifdef __aarch64__
 	{ "3c", "pte_contpte", "64 KiB mTHP, dst misaligned by 64 KiB (PTE level, contiguous blocks)",
-	  K_MOVE, 64 * KiB, 0, 0, 1, B(C_FR) | B(C_MREMAP), 0, 0 },
+	  K_MOVE, 64 * KiB, 0, 0, 1, B(C_FR) | B(C_MREMAP), 0, 0, 0 },
 #endif
 	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, 4 * KiB, 0, 1, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
 	{ "5", "thp", "THP (MADV_HUGEPAGE), dst 2 MiB-aligned", K_MOVE, 2 * MiB, 1, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
 	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
 	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, 0, 0, 0, 1,
-	  B(C_FR) | B(C_MREMAP), 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
 	{ "7", "gc", "GC compaction: random 4-64 KiB runs into a to-space", K_GC, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0, 0 },
 	{ "7b1", "gc_move1", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1", K_GC,
-	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, 0 },
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, 0, 0 },
 	{ "7b64", "gc_move64", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 64", K_GC,
-	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, 0 },
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, 0, 0 },
 	{ "7b1024", "gc_move1024", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1024",
-	  K_GC, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, 0 },
+	  K_GC, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, 0, 0 },
 	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, 0, 0, 0, 0,
-	  B(C_MEMCPY), 0, 0 },
+	  B(C_MEMCPY), 0, 0, 0 },
 	{ "9", "realign", "src and dst 1 MiB into a PMD, holes below (realigned)", K_MOVE, 3 * MiB, 0, 0, 0,
 	  B(C_FR) | B(C_MREMAP), .src_off = 3 * MiB },
 };
@@ -1060,7 +1076,12 @@ static void settle_init(void)
 		settle_area = NULL;
 }
 
-/* A small move there and back by contender c: the module for fastremap. */
+/*
+ * A small move there and back by contender c, down the path its timed
+ * move takes: for fastremap the module, or mremap(2) where the library
+ * routes the timed move (workload 1; settled through the module instead,
+ * its routed move took twice mremap(2)'s time, 7.2).
+ */
 static int settle_move(int c, char *from, char *to)
 {
 	void *res = NULL;
@@ -1068,8 +1089,9 @@ static int settle_move(int c, char *from, char *to)
 	if (c == C_FR)
 		return fastremap_remap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
 				       MREMAP_MAYMOVE | MREMAP_FIXED, to,
-				       FASTREMAP_NO_FALLBACK | FASTREMAP_NO_ROUTING, NULL,
-				       &res) ? -1 : 0;
+				       need_module || direct_module ?
+				       FASTREMAP_NO_FALLBACK | FASTREMAP_NO_ROUTING : 0,
+				       NULL, &res) ? -1 : 0;
 	return mremap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
 		      MREMAP_MAYMOVE | MREMAP_FIXED, to) == to ? 0 : -1;
 }
@@ -1593,7 +1615,8 @@ static int run_rep(const struct workload *w, const int *cs, int ncs, int rep,
 		outs[k].vmas = outs[k].thp_kb = outs[k].mthp_allocs = -1;
 	}
 	*bad = 0;
-	need_module = w->kind == K_MOVE || w->kind == K_PINGPONG;
+	need_module = (w->kind == K_MOVE || w->kind == K_PINGPONG) && w->route != 1;
+	direct_module = w->route == 2;
 	switch (w->kind) {
 	case K_LOOP:
 		return rep_loop(w, cs, ncs, rep, outs, bad, msg, msz);
@@ -1947,6 +1970,8 @@ static void print_csv(void)
 					       (double)cl->st.pmd / cl->st.calls,
 					       (double)cl->st.thp / cl->st.calls,
 					       (double)cl->st.pte / cl->st.calls);
+			if (c == C_FR && workloads[w].route == 2)
+				nl += snprintf(note + nl, sizeof(note) - nl, "direct=1;");
 			if (c == C_FR && (cl->st.contpte || cl->st.unfolded))
 				nl += snprintf(note + nl, sizeof(note) - nl,
 					       "contpte=%.6g;unfolded_contpte=%.6g;",

@@ -68,6 +68,8 @@ function fr_moved(w,   s, f, i, n, v) {
 }
 function notes_of(w,   s, v, c, i, n, cs) {
 	s = fr_moved(w)
+	if (note(w, "fastremap", "direct") == "1")
+		s = s (s == "" ? "" : "; ") "the module called directly (FASTREMAP_NO_ROUTING)"
 	# The library routed some calls to mremap(2) (fastremap_remap(3), ROUTING).
 	if ((v = note(w, "fastremap", "module_calls")) != "" && v != "1")
 		s = s (s == "" ? "" : "; ") (v == "0" ? "all calls routed to mremap(2) by the library" : \
