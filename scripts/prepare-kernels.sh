@@ -74,6 +74,14 @@ apt_arm64() {
 		-o Acquire::Check-Valid-Until=false -o Debug::NoLocking=true "$@"
 }
 
+# The build root's apt sources of SUITE (and SUITE-security, SUITE-updates)
+# as "deb URI RELEASE COMPONENT" lines.
+root_sources() {
+	fr_in_root "$1" apt-get indextargets --format '$(RELEASE) $(REPO_URI) $(COMPONENT)' |
+		awk -v s="$1" '$1 == s || index($1, s "-") == 1 { print "deb", $2, $1, $3 }' |
+		sort -u
+}
+
 # The arm64 kernel of the same Debian release as the suite's amd64 one
 # (same ABI name and package version, so that the headers' common half,
 # installed in the build root with the amd64 headers, is theirs too),
@@ -96,9 +104,14 @@ make_arm64() {
 		: >"$d/state/status"
 		# The build root's own sources of the suite (bookworm's kernel
 		# comes from bookworm-security), for arm64.
-		fr_in_root "$suite" apt-get indextargets --format '$(RELEASE) $(REPO_URI) $(COMPONENT)' |
-			awk -v s="$suite" '$1 == s || index($1, s "-") == 1 { print "deb", $2, $1, $3 }' |
-			sort -u >"$d/sources.list"
+		root_sources "$suite" >"$d/sources.list"
+		if [ ! -s "$d/sources.list" ] && ! fr_on_host "$suite"; then
+			# A chroot mmdebstrap just made has no package lists
+			# (its cleanup removes them), and apt lists sources by them.
+			fr_in_root "$suite" apt-get update -q >/dev/null ||
+				fr_die "$suite chroot: apt-get update failed"
+			root_sources "$suite" >"$d/sources.list"
+		fi
 		[ -s "$d/sources.list" ] || fr_die "$suite: no apt sources for it in the build root"
 		apt_arm64 "$suite" apt-get update >/dev/null || fr_die "$suite: apt-get update (arm64) failed"
 		tmp="$dir.tmp"
