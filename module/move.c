@@ -34,6 +34,7 @@
 #include <linux/slab.h>
 #include <linux/pagemap.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/fastremap.h>
@@ -255,16 +256,21 @@ static struct vm_area_struct *fr_move_vma(struct fr_batch *b,
  */
 static int fr_move_check_vmas(struct fr_batch *b)
 {
-	struct vm_area_struct *src, *dst;
+	struct vm_area_struct *src, *dst, *psrc = NULL, *pdst = NULL;
 	struct anon_vma *root = NULL;
 	u32 k;
 	int ret;
 
+	/* A heap's moves mostly share one pair of VMAs: each pair is checked once. */
 	for (k = 0; k < b->count; k++) {
 		src = fr_move_vma(b, b->v[k].src, b->v[k].len);
 		dst = fr_move_vma(b, b->v[k].dst, b->v[k].len);
 		if (!src || !dst)
 			return -EFAULT;
+		if (src == psrc && dst == pdst)
+			continue;
+		psrc = src;
+		pdst = dst;
 		ret = fr_move_vma_ok(src);
 		if (!ret)
 			ret = fr_move_vma_ok(dst);
@@ -284,9 +290,14 @@ static int fr_move_check_vmas(struct fr_batch *b)
 			return -EXDEV;
 		root = src->anon_vma->root;
 	}
-	for (k = 0; k < b->count; k++) {
+	/* Checked: now anon_vmas where folios will arrive, and the VMA write locks. */
+	for (k = 0, psrc = pdst = NULL; k < b->count; k++) {
 		src = fr_move_vma_at(b, b->v[k].src);
 		dst = fr_move_vma_at(b, b->v[k].dst);
+		if (src == psrc && dst == pdst)
+			continue;
+		psrc = src;
+		pdst = dst;
 		if (src->anon_vma && !dst->anon_vma) {
 			if (fr_call(__anon_vma_prepare, dst))
 				return -ENOMEM;
@@ -296,10 +307,6 @@ static int fr_move_check_vmas(struct fr_batch *b)
 		}
 		if (src->anon_vma)
 			b->anon_vma = src->anon_vma;
-	}
-	for (k = 0; k < b->count; k++) {
-		src = fr_move_vma_at(b, b->v[k].src);
-		dst = fr_move_vma_at(b, b->v[k].dst);
 		vma_start_write(src);
 		vma_start_write(dst);
 	}
@@ -549,7 +556,13 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 	pte_t pte;
 
 	if (!is_zero_pfn(pfn)) {
-		if (pte_special(orig) || !pfn_valid(pfn))
+		/*
+		 * No pfn_valid(): in a private anonymous VMA (no PFN or
+		 * mixed maps, fr_move_vma_ok()) a present entry that is not
+		 * special maps a page with a struct page, which is what
+		 * vm_normal_page() assumes too.
+		 */
+		if (pte_special(orig))
 			return -EBUSY;
 		page = pfn_to_page(pfn);
 		folio = page_folio(page);
@@ -887,12 +900,14 @@ static int fr_move_batch(struct fr_batch *b)
 	int ret = 0;
 	u64 t;
 
+	t = fr_hook_prof_clock();
 	/* Secondary MMUs drop every source at once, for the whole call. */
 	for (k = 0; k < b->count; k++) {
 		lo = min_t(unsigned long, lo, b->v[k].src);
 		hi = max_t(unsigned long, hi, b->v[k].src + b->v[k].len);
 	}
 	fr_mmu_notifier_start(&range, fr_move_vma_at(b, b->v[0].src), lo, hi);
+	fr_prof_lap(&t, FR_PROF_NOTIFY);
 	while (b->i < b->count) {
 		t = fr_hook_prof_clock();
 		fr_hook_prof_add(FR_PROF_PASSES, 1);
@@ -963,11 +978,121 @@ static int fr_move_batch(struct fr_batch *b)
 			schedule_timeout_uninterruptible(1);
 		ret = 0;
 	}
+	t = fr_hook_prof_clock();
 	fr_mmu_notifier_end(&range);
+	fr_prof_lap(&t, FR_PROF_NOTIFY);
 	return ret;
 }
 
-long fr_ioctl_move(void __user *uarg)
+/*
+ * The vector, read in one user-access window with 8-byte loads: a fault
+ * gives EFAULT. x86's copy_from_user() is a "rep movsb" on CPUs with
+ * fast short moves, which emulators (QEMU's TCG) run a byte at a time.
+ */
+static int fr_move_copy_vec(struct fastremap_move_vec *v,
+			    const struct fastremap_move_vec __user *u, u32 n)
+{
+	u32 k;
+
+	if (!user_access_begin(u, (size_t)n * sizeof(*u)))
+		return -EFAULT;
+	for (k = 0; k < n; k++) {
+		unsafe_get_user(v[k].src, &u[k].src, efault);
+		unsafe_get_user(v[k].dst, &u[k].dst, efault);
+		unsafe_get_user(v[k].len, &u[k].len, efault);
+	}
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
+ * Vectors up to this many moves (64 KiB) are read into a buffer kept with
+ * the open file: a collector calls again and again, and a fresh buffer
+ * per call costs as much as reading the vector, because Debian's kernels
+ * zero every allocation (init_on_alloc), at a byte per step under QEMU's
+ * TCG. The buffer grows to the largest such vector seen, rounded up to a
+ * power of two of moves, so that a collector's usual batch allocates once.
+ * Longer vectors, and calls that find the buffer in use by another
+ * thread's call on the same file, allocate their own.
+ */
+#define FR_MOVE_KEEP	(SZ_64K / sizeof(struct fastremap_move_vec))
+
+struct fr_move_file {
+	unsigned long busy;		/* bit 0: a call is using vec */
+	struct fastremap_move_vec *vec;
+	u32 cap;			/* moves vec holds */
+};
+
+int fr_move_open(struct file *file)
+{
+	struct fr_move_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+
+	if (!f)
+		return -ENOMEM;
+	file->private_data = f;
+	return 0;
+}
+
+void fr_move_release(struct file *file)
+{
+	struct fr_move_file *f = file->private_data;
+
+	kvfree(f->vec);
+	kfree(f);
+}
+
+/*
+ * A buffer for @count moves: the file's if no other call holds it (*kept
+ * set), else a new one. fr_move_put_vec() gives it back.
+ */
+static struct fastremap_move_vec *fr_move_get_vec(struct fr_move_file *f,
+						  u32 count, bool *kept)
+{
+	u32 cap;
+
+	*kept = false;
+	if (count <= FR_MOVE_KEEP &&
+	    (!test_and_set_bit_lock(0, &f->busy) || FR_MUTANT(MOVE_SHARED_VEC))) {
+		if (f->cap < count) {
+			cap = min_t(u32, roundup_pow_of_two(count), FR_MOVE_KEEP);
+			kvfree(f->vec);
+			f->vec = kvmalloc_array(cap, sizeof(*f->vec),
+						GFP_KERNEL_ACCOUNT);
+			f->cap = f->vec ? cap : 0;
+		}
+		if (f->vec) {
+			*kept = true;
+			return f->vec;
+		}
+		clear_bit_unlock(0, &f->busy);
+	}
+	return kvmalloc_array(count, sizeof(*f->vec), GFP_KERNEL_ACCOUNT);
+}
+
+static void fr_move_put_vec(struct fr_move_file *f,
+			    struct fastremap_move_vec *v, bool kept)
+{
+	if (kept)
+		clear_bit_unlock(0, &f->busy);
+	else
+		kvfree(v);
+}
+
+/* The outputs, done to tlb_flushes: every size the ABI accepts has them. */
+#define FR_MOVE_OUT		offsetof(struct fastremap_move, done)
+#define FR_MOVE_OUT_LEN		(offsetof(struct fastremap_move, reserved) - FR_MOVE_OUT)
+static_assert(offsetof(struct fastremap_move, reserved) <= FASTREMAP_MOVE_SIZE_VER0);
+
+static int fr_move_put_result(void __user *uarg, const struct fastremap_move *req)
+{
+	return fr_copy_out((char __user *)uarg + FR_MOVE_OUT,
+			   (const char *)req + FR_MOVE_OUT, FR_MOVE_OUT_LEN);
+}
+
+long fr_ioctl_move(struct file *file, void __user *uarg)
 {
 	/* Small batches (a single move, most often) need no allocation. */
 	struct fastremap_move_vec small[FR_MOVE_SMALL];
@@ -975,6 +1100,7 @@ long fr_ioctl_move(void __user *uarg)
 	struct fr_batch b = {};
 	struct fastremap_move_vec *v = small;
 	unsigned long req_start;
+	bool kept = false;
 	u32 usize, len;
 	long ret;
 	u64 t, t0 = fr_hook_prof_clock();
@@ -992,22 +1118,21 @@ long fr_ioctl_move(void __user *uarg)
 	req.done = req.done_bytes = req.moved_pte = req.moved_thp = 0;
 	req.split = req.tlb_flushes = 0;
 	len = min_t(u32, usize, sizeof(req));
-	if (copy_to_user(uarg, &req, len))
+	if (fr_move_put_result(uarg, &req))
 		return -EFAULT;
 	if (!req.count)
 		return 0;
 
 	if (req.count > FR_MOVE_SMALL) {
-		v = kvmalloc_array(req.count, sizeof(*v), GFP_KERNEL);
+		v = fr_move_get_vec(file->private_data, req.count, &kept);
 		if (!v)
 			return -ENOMEM;
 	}
-	if (copy_from_user(v, u64_to_user_ptr(req.moves),
-			   (size_t)req.count * sizeof(*v))) {
-		ret = -EFAULT;
+	ret = fr_move_copy_vec(v, u64_to_user_ptr(req.moves), req.count);
+	if (ret)
 		goto out;
-	}
 	t = fr_hook_prof_clock();
+	fr_hook_prof_add(FR_PROF_ENTRY, t - t0);
 	req_start = untagged_addr((unsigned long)uarg);
 	ret = fr_move_check_vec(v, req.count, req_start, len);
 	fr_prof_lap(&t, FR_PROF_VEC);
@@ -1022,11 +1147,12 @@ long fr_ioctl_move(void __user *uarg)
 		ret = -EINTR;
 		goto out;
 	}
-	t = fr_hook_prof_clock();
+	fr_prof_lap(&t, FR_PROF_MMLOCK);
 	ret = fr_move_check_vmas(&b);
 	fr_prof_lap(&t, FR_PROF_VMAS);
 	if (!ret)
 		ret = fr_move_batch(&b);
+	t = fr_hook_prof_clock();
 	mmap_write_unlock(b.mm);
 	fr_hook_prof_add(FR_PROF_CALLS, 1);
 	fr_hook_prof_add(FR_PROF_MOVES, b.i);
@@ -1038,11 +1164,12 @@ long fr_ioctl_move(void __user *uarg)
 	req.moved_thp = b.stats.thp;
 	req.split = b.split;
 	req.tlb_flushes = b.stats.flushes;
-	if (copy_to_user(uarg, &req, len) && !ret)
+	if (fr_move_put_result(uarg, &req) && !ret)
 		ret = -EFAULT;
 out:
 	if (v != small)
-		kvfree(v);
+		fr_move_put_vec(file->private_data, v, kept);
+	fr_prof_lap(&t, FR_PROF_EXIT);
 	fr_prof_lap(&t0, FR_PROF_TOTAL);
 	return ret;
 }

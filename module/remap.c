@@ -514,7 +514,7 @@ long fr_ioctl_remap(void __user *uarg)
 	 * Prove the result can be written back before moving anything: a
 	 * move whose new address cannot be reported would be lost.
 	 */
-	if (copy_to_user(uarg, &req, min_t(u32, usize, sizeof(req))))
+	if (fr_copy_out(uarg, &req, min_t(u32, usize, sizeof(req))))
 		return -EFAULT;
 
 	r.req_start = untagged_addr((unsigned long)uarg);
@@ -534,7 +534,7 @@ long fr_ioctl_remap(void __user *uarg)
 	req.tlb_flushes = r.stats.flushes;
 	req.moved_contpte = r.stats.contpte;
 	req.unfolded_contpte = r.stats.contpte_unfolded;
-	if (copy_to_user(uarg, &req, min_t(u32, usize, sizeof(req))))
+	if (fr_copy_out(uarg, &req, min_t(u32, usize, sizeof(req))))
 		return -EFAULT;
 	return 0;
 }

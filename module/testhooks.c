@@ -149,6 +149,10 @@ static const char *const fr_prof_names[FR_PROF_N] = {
 	[FR_PROF_PAGES] = "pages",
 	[FR_PROF_PASSES] = "passes",
 	[FR_PROF_TOTAL] = "total",
+	[FR_PROF_ENTRY] = "entry",
+	[FR_PROF_MMLOCK] = "mmlock",
+	[FR_PROF_NOTIFY] = "notify",
+	[FR_PROF_EXIT] = "exit",
 };
 
 static int fr_prof_get(char *buf, const struct kernel_param *kp)
