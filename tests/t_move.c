@@ -311,6 +311,179 @@ static void vector_cases(void)
 	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and the heap is as it was");
 }
 
+/*
+ * Where the module reads the request and the vector with word loads in
+ * one user-access window (fr_copy_in(), fr_move_copy_vec()): a structure
+ * or a vector that runs into an unmapped page, and a structure that
+ * cannot be written back, give EFAULT, and nothing moves.
+ */
+static void user_access_cases(void)
+{
+	uint64_t tags[HEAP_PAGES];
+	struct fastremap_move m, *edge;
+	struct fastremap_move_vec *v;
+	const char *why;
+	char *ro;
+	int k;
+
+	heap_setup(L_HALF, tags, 0);
+	/* 16 valid moves, the last 8 of them on the unmapped page after the heap. */
+	v = (struct fastremap_move_vec *)(heap + P(HEAP_PAGES)) - 8;
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	m.moves = (uintptr_t)v;
+	m.count = 16;
+	for (k = 0; k < 8; k++)
+		v[k] = (struct fastremap_move_vec){ (uintptr_t)heap + P(k),
+			(uintptr_t)heap + P(32 + k), PG };
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), EFAULT,
+		  "a vector of 16 whose last 8 moves are unmapped -> EFAULT");
+	m.count = 9;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, &m), EFAULT,
+		  "the same with its 9th move the first unmapped -> EFAULT");
+	m.count = 8;
+	tap_ok(ioctl(fd, FASTREMAP_IOC_MOVE, &m) == 0 && m.done == 8,
+	       "its first 8 moves alone, all mapped, move (done %llu)",
+	       (unsigned long long)m.done);
+	mv_model(tags, (uintptr_t)heap, v, 8, 8, 0);
+	/* The heap's last page holds the vector: not in the model. */
+	tap_ok(mv_verify(heap, HEAP_PAGES - 1, tags, &why) < 0, "and the heap holds them moved");
+
+	/* The request structure's tail on the unmapped page. */
+	edge = (struct fastremap_move *)(heap + P(HEAP_PAGES) - 64);
+	memset(edge, 0, 64);
+	edge->size = sizeof(m);
+	v[0] = (struct fastremap_move_vec){ (uintptr_t)heap + P(8), (uintptr_t)heap + P(40), PG };
+	edge->moves = (uintptr_t)v;
+	edge->count = 1;
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, edge), EFAULT,
+		  "a request structure running into an unmapped page -> EFAULT");
+
+	/* A request structure that can be read but not written. */
+	ro = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		return (void)tap_ok(0, "mmap: %s", strerror(errno));
+	memcpy(ro, &m, sizeof(m));
+	((struct fastremap_move *)ro)->count = 1;
+	if (mprotect(ro, PG, PROT_READ))
+		tap_ok(0, "mprotect: %s", strerror(errno));
+	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, ro), EFAULT,
+		  "a read-only request structure -> EFAULT");
+	munmap(ro, PG);
+	tap_ok(mv_verify(heap, HEAP_PAGES - 1, tags, &why) < 0,
+	       "and neither moved anything (%s)", why);
+}
+
+/*
+ * Two threads calling with one open file at once: their vectors (over
+ * FR_MOVE_SMALL moves) are read into the file's buffer, which one call
+ * at a time may use; the other allocates its own. Were the buffer shared,
+ * one thread's vector would overwrite the other's between the read and
+ * the moves, and a thread would move the other's pages.
+ */
+#define SF_PAGES	256
+#define SF_ROUNDS	60
+
+struct sf_arg {
+	char *heap;			/* 2 * SF_PAGES pages */
+	uint64_t tags[2 * SF_PAGES];
+	int bad;
+	char why[128];
+};
+
+static pthread_mutex_t sf_verify_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *sf_thread(void *p)
+{
+	struct sf_arg *a = p;
+	struct fastremap_move_vec v[SF_PAGES];
+	struct fastremap_move m;
+	const char *why;
+	long at;
+
+	for (int r = 0; r < SF_ROUNDS && !a->bad; r++) {
+		/* One page per move, every page of one half to the other. */
+		int from = r % 2 ? SF_PAGES : 0, to = SF_PAGES - from, n = SF_PAGES - r % 7;
+
+		for (int k = 0; k < n; k++) {
+			int pg = (k * 37 + r) % SF_PAGES;
+
+			v[k] = (struct fastremap_move_vec){ (uintptr_t)a->heap + P(from + pg),
+				(uintptr_t)a->heap + P(to + pg), PG };
+		}
+		if (fr_move(fd, v, n, 0, &m) || m.done != (uint64_t)n) {
+			snprintf(a->why, sizeof(a->why), "round %d: %s, done %llu of %d", r,
+				 strerror(errno), (unsigned long long)m.done, n);
+			a->bad = 1;
+			break;
+		}
+		mv_model(a->tags, (uintptr_t)a->heap, v, n, n, 0);
+		/* mv_verify()'s pagemap buffer is one for the process. */
+		pthread_mutex_lock(&sf_verify_lock);
+		at = mv_verify(a->heap, 2 * SF_PAGES, a->tags, &why);
+		pthread_mutex_unlock(&sf_verify_lock);
+		if (at >= 0) {
+			snprintf(a->why, sizeof(a->why), "round %d: page %ld: %s", r, at, why);
+			a->bad = 1;
+		}
+		/* Pages left behind (n < SF_PAGES) are moved back along with the rest. */
+		for (int k = 0; k < SF_PAGES; k++)
+			if (a->tags[from + k] && !a->tags[to + k]) {
+				v[0] = (struct fastremap_move_vec){ (uintptr_t)a->heap + P(from + k),
+					(uintptr_t)a->heap + P(to + k), PG };
+				if (fr_move(fd, v, 1, 0, NULL)) {
+					snprintf(a->why, sizeof(a->why), "round %d: a straggler: %s",
+						 r, strerror(errno));
+					a->bad = 1;
+					break;
+				}
+				mv_model(a->tags, (uintptr_t)a->heap, v, 1, 1, 0);
+			}
+	}
+	return NULL;
+}
+
+static void shared_file_case(void)
+{
+	static struct sf_arg args[2];
+	const char *why;
+	pthread_t t[2];
+	int i, bad = 0;
+
+	for (i = 0; i < 2; i++) {
+		struct sf_arg *a = &args[i];
+
+		/* Separate mappings, so that each thread's moves stay in its own. */
+		a->heap = mmap(NULL, P(2 * SF_PAGES + 16), PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (a->heap == MAP_FAILED)
+			return (void)tap_ok(0, "mmap: %s", strerror(errno));
+		a->heap += P(8);
+		if (mprotect(a->heap, P(2 * SF_PAGES), PROT_READ | PROT_WRITE))
+			return (void)tap_ok(0, "mprotect: %s", strerror(errno));
+		madvise(a->heap, P(2 * SF_PAGES), MADV_NOHUGEPAGE);
+		for (int k = 0; k < SF_PAGES; k++) {
+			a->tags[k] = mv_tag(seed + 100 + i, k);
+			mv_fill(a->heap + P(k), a->tags[k]);
+		}
+	}
+	/* Opens the pagemap once, before the threads share it. */
+	mv_verify(args[0].heap, 2 * SF_PAGES, args[0].tags, &why);
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, sf_thread, &args[i]))
+			return (void)tap_ok(0, "pthread_create");
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		if (args[i].bad)
+			tap_diag("thread %d: %s", i, args[i].why);
+		bad |= args[i].bad;
+	}
+	tap_ok(!bad, "two threads, one file, %d batches of up to %d moves each at once: every page where it belongs",
+	       SF_ROUNDS, SF_PAGES);
+	for (i = 0; i < 2; i++)
+		munmap(args[i].heap - P(8), P(2 * SF_PAGES + 16));
+}
+
 /* A private anonymous page of data and a target hole, in mapping p. */
 static void kind_case(const char *name, char *p, size_t len, int want)
 {
@@ -766,6 +939,8 @@ int main(int argc, char **argv)
 		run_case(&cases[i]);
 	request_cases();
 	vector_cases();
+	user_access_cases();
+	shared_file_case();
 	rdonly_case();
 	mapping_cases();
 	exdev_case();
