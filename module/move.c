@@ -102,14 +102,6 @@ struct fr_batch {
 	u64 split;
 };
 
-/* Adds the time since *t to @slot of move_prof (test builds), and restarts *t. */
-static void fr_prof_lap(u64 *t, enum fr_prof_slot slot)
-{
-	u64 now = fr_hook_prof_clock();
-
-	fr_hook_prof_add(slot, now - *t);
-	*t = now;
-}
 
 struct fr_range {
 	unsigned long start, end;

@@ -525,6 +525,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		if (prepared == done)
 			break;	/* out of memory for page tables */
 		fr_hook_prepared();
+		fr_prof_lap(&m->prof_t, FR_PROF_R_PREPARE);
 
 		/*
 		 * Lock order, as in mm/rmap.c: mmap_lock (held by the
@@ -539,6 +540,7 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 		fr_flush_tlb_batched_pending(m->mm);
 		stop = fr_walk(m, FR_MOVE, done, prepared,
 			       new_addr + (done - old_addr));
+		fr_prof_lap(&m->prof_t, FR_PROF_R_MOVE);
 		/*
 		 * The single TLB flush, for everything moved in this pass.
 		 * Until it completes, other CPUs may still translate source
@@ -579,7 +581,9 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 			m->stats.flushes++;
 			m->moved = false;
 		}
+		fr_prof_lap(&m->prof_t, FR_PROF_R_FLUSH);
 		fr_rmap_unlock(m->old_vma);
+		fr_prof_lap(&m->prof_t, FR_PROF_R_UNLOCK);
 		/*
 		 * No progress although every table was prepared: the source
 		 * or destination changed between the two walks. Since 6.6,

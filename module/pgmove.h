@@ -35,6 +35,7 @@ struct fr_move {
 	unsigned long src_start, src_end;
 	bool table_in_source;
 	unsigned long spent;	/* work done by this pass so far */
+	u64 prof_t;	/* move_prof's clock (test builds) */
 };
 
 /*

@@ -26,6 +26,7 @@
 #include "compat.h"
 #include "pgmove.h"
 #include "remap.h"
+#include "testhooks.h"
 #include "mutant.h"
 
 /* "Use mremap(2)": nothing was changed. */
@@ -39,6 +40,7 @@ struct fr_remap {
 	unsigned long req_start, req_end;
 	unsigned long charged;	/* pages charged to the commit limit */
 	struct fr_move_stats stats;
+	u64 prof_t;	/* move_prof's clock (test builds) */
 };
 
 /* VMAs whose moves need more than copying entries and VMA bookkeeping. */
@@ -64,13 +66,15 @@ static bool fr_vma_supported(struct vm_area_struct *vma)
 /*
  * The destination of a MREMAP_FIXED move is unmapped first. Refuse what
  * that unmap would refuse (sealed), and decline what it would report to
- * userfaultfd, before anything is changed.
+ * userfaultfd, before anything is changed. *@mapped: whether anything is
+ * mapped there, so that an empty target is not looked up a second time.
  */
 static long fr_check_target(struct mm_struct *mm, unsigned long start,
-			    unsigned long end)
+			    unsigned long end, bool *mapped)
 {
 	struct vm_area_struct *vma = find_vma_intersection(mm, start, end);
 
+	*mapped = vma;
 	for (; vma; vma = find_vma_intersection(mm, vma->vm_end, end)) {
 		if (fr_vma_sealed(vma))
 			return -EPERM;
@@ -156,10 +160,14 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	if (!FR_MUTANT(NO_NEW_VMA_LOCK))
 		vma_start_write(new_vma);
 
+	fr_prof_lap(&r->prof_t, FR_PROF_R_COPYVMA);
+
 	fwd.mm = mm;
 	fwd.old_vma = vma;
 	fwd.new_vma = new_vma;
+	fwd.prof_t = r->prof_t;
 	moved = fr_relocate(&fwd, addr, new_addr, old_len);
+	r->prof_t = fwd.prof_t;
 	r->stats = fwd.stats;
 	if (moved < old_len) {
 		/* Out of memory for page tables: put back what moved. */
@@ -214,6 +222,7 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		account_start = 0;
 		account_end = 0;
 	}
+	fr_prof_lap(&r->prof_t, FR_PROF_R_UNMAP);
 	if ((vm_flags & VM_LOCKED) && !FR_MUTANT(LOCKED_VM))
 		mm->locked_vm += new_len >> PAGE_SHIFT;
 	mm->hiwater_vm = hiwater_vm;
@@ -319,6 +328,7 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 			struct fr_remap *r)
 {
 	unsigned long map_flags = 0, res;
+	bool target_mapped = false, unmapped = false;
 	long err;
 
 	if (!FR_MREMAP_EARLY_TARGET_CHECKS) {
@@ -340,7 +350,8 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 	}
 	if (r->flags & MREMAP_FIXED) {
 		map_flags |= MAP_FIXED;
-		err = fr_check_target(mm, r->new_addr, r->new_addr + r->new_len);
+		err = fr_check_target(mm, r->new_addr, r->new_addr + r->new_len,
+				      &target_mapped);
 		if (err)
 			return err;
 	}
@@ -363,11 +374,19 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 	if (err)
 		return err;
 
-	/* Changes start here. */
-	if (r->flags & MREMAP_FIXED) {
+	fr_prof_lap(&r->prof_t, FR_PROF_R_CHECKS);
+
+	/*
+	 * Changes start here. An empty target is not unmapped: do_munmap()
+	 * would find nothing there (mmap_lock has been held for write since
+	 * fr_check_target() looked) and return 0, its other errors being
+	 * those of fr_check_new_addr(). That is one maple-tree walk less.
+	 */
+	if (target_mapped && !FR_MUTANT(TARGET_NOT_UNMAPPED)) {
 		err = fr_call(do_munmap, mm, r->new_addr, r->new_len, NULL);
 		if (err)
 			goto fail;
+		unmapped = true;
 	}
 	if (r->old_len > r->new_len) {
 		err = fr_call(do_munmap, mm, r->addr + r->new_len,
@@ -375,12 +394,16 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 		if (err)
 			goto fail;
 		r->old_len = r->new_len;
+		unmapped = true;
 	}
-	vma = vma_lookup(mm, r->addr);
+	/* Either unmap may have split or freed the source's VMA. */
+	if (unmapped)
+		vma = vma_lookup(mm, r->addr);
 	if (!vma) {
 		err = -EFAULT;
 		goto fail;
 	}
+	fr_prof_lap(&r->prof_t, FR_PROF_R_TARGET);
 	return fr_move_vma(mm, vma, r);
 fail:
 	fr_vm_unacct_memory(r->charged);
@@ -424,6 +447,7 @@ static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 	err = fr_charge(mm, vma, r);
 	if (err)
 		return err;
+	fr_prof_lap(&r->prof_t, FR_PROF_R_CHECKS);
 	return fr_move_vma(mm, vma, r);
 }
 
@@ -491,8 +515,10 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 
 	if (mmap_write_lock_killable(mm))
 		return -EINTR;
+	fr_prof_lap(&r->prof_t, FR_PROF_R_MMLOCK);
 	ret = fr_remap_locked(mm, r);
 	mmap_write_unlock(mm);
+	fr_prof_lap(&r->prof_t, FR_PROF_R_TAIL);
 	return ret;
 }
 
@@ -500,9 +526,11 @@ long fr_ioctl_remap(void __user *uarg)
 {
 	struct fastremap_remap req;
 	struct fr_remap r = {};
+	u64 t0 = fr_hook_prof_clock();
 	u32 usize;
 	long ret;
 
+	r.prof_t = t0;
 	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_REMAP_SIZE_VER0, uarg,
 			 &usize);
 	if (ret)
@@ -517,6 +545,7 @@ long fr_ioctl_remap(void __user *uarg)
 	if (fr_copy_out(uarg, &req, min_t(u32, usize, sizeof(req))))
 		return -EFAULT;
 
+	fr_prof_lap(&r.prof_t, FR_PROF_R_ENTRY);
 	r.req_start = untagged_addr((unsigned long)uarg);
 	r.req_end = r.req_start + min_t(u32, usize, sizeof(req));
 	r.addr = untagged_addr(req.old_addr);
@@ -536,5 +565,8 @@ long fr_ioctl_remap(void __user *uarg)
 	req.unfolded_contpte = r.stats.contpte_unfolded;
 	if (fr_copy_out(uarg, &req, min_t(u32, usize, sizeof(req))))
 		return -EFAULT;
+	fr_prof_lap(&r.prof_t, FR_PROF_R_EXIT);
+	fr_hook_prof_add(FR_PROF_R_TOTAL, r.prof_t - t0);
+	fr_hook_prof_add(FR_PROF_R_CALLS, 1);
 	return 0;
 }

@@ -132,8 +132,9 @@ unsigned long fr_hook_pass_budget(unsigned long dflt)
 
 /*
  * Where FASTREMAP_IOC_MOVE's time goes: nanoseconds per phase, summed
- * over calls, with the calls, moves and pages they made (read as one
- * line; any write resets it). The bench's workload 7 is profiled with it.
+ * over calls, with the calls, moves and pages they made, and the same for
+ * FASTREMAP_IOC_REMAP (r_*) (read as one line; any write resets it). The
+ * bench's workloads 7 and 1p are profiled with it.
  */
 static atomic64_t move_prof[FR_PROF_N];
 static const char *const fr_prof_names[FR_PROF_N] = {
@@ -153,6 +154,20 @@ static const char *const fr_prof_names[FR_PROF_N] = {
 	[FR_PROF_MMLOCK] = "mmlock",
 	[FR_PROF_NOTIFY] = "notify",
 	[FR_PROF_EXIT] = "exit",
+	[FR_PROF_R_CALLS] = "r_calls",
+	[FR_PROF_R_ENTRY] = "r_entry",
+	[FR_PROF_R_MMLOCK] = "r_mmlock",
+	[FR_PROF_R_CHECKS] = "r_checks",
+	[FR_PROF_R_TARGET] = "r_target",
+	[FR_PROF_R_COPYVMA] = "r_copyvma",
+	[FR_PROF_R_PREPARE] = "r_prepare",
+	[FR_PROF_R_MOVE] = "r_move",
+	[FR_PROF_R_FLUSH] = "r_flush",
+	[FR_PROF_R_UNLOCK] = "r_unlock",
+	[FR_PROF_R_UNMAP] = "r_unmap",
+	[FR_PROF_R_TAIL] = "r_tail",
+	[FR_PROF_R_EXIT] = "r_exit",
+	[FR_PROF_R_TOTAL] = "r_total",
 };
 
 static int fr_prof_get(char *buf, const struct kernel_param *kp)

@@ -12,12 +12,19 @@
 #include <linux/sched/clock.h>
 #endif
 
-/* move_prof: FASTREMAP_IOC_MOVE's phases (ns) and counts. */
+/*
+ * move_prof: FASTREMAP_IOC_MOVE's phases (ns) and counts, then
+ * FASTREMAP_IOC_REMAP's (FR_PROF_R_*).
+ */
 enum fr_prof_slot {
 	FR_PROF_VEC, FR_PROF_VMAS, FR_PROF_PREPARE, FR_PROF_LOCK,
 	FR_PROF_MOVE, FR_PROF_FLUSH, FR_PROF_UNLOCK,
 	FR_PROF_CALLS, FR_PROF_MOVES, FR_PROF_PAGES, FR_PROF_PASSES,
 	FR_PROF_TOTAL, FR_PROF_ENTRY, FR_PROF_MMLOCK, FR_PROF_NOTIFY, FR_PROF_EXIT,
+	FR_PROF_R_CALLS, FR_PROF_R_ENTRY, FR_PROF_R_MMLOCK, FR_PROF_R_CHECKS,
+	FR_PROF_R_TARGET, FR_PROF_R_COPYVMA, FR_PROF_R_PREPARE, FR_PROF_R_MOVE,
+	FR_PROF_R_FLUSH, FR_PROF_R_UNLOCK, FR_PROF_R_UNMAP, FR_PROF_R_TAIL,
+	FR_PROF_R_EXIT, FR_PROF_R_TOTAL,
 	FR_PROF_N
 };
 
@@ -80,5 +87,14 @@ static inline void fr_hooks_exit(void)
 {
 }
 #endif
+
+/* Adds the time since *t to @slot of move_prof (test builds), and restarts *t. */
+static inline void fr_prof_lap(u64 *t, enum fr_prof_slot slot)
+{
+	u64 now = fr_hook_prof_clock();
+
+	fr_hook_prof_add(slot, now - *t);
+	*t = now;
+}
 
 #endif /* FASTREMAP_TESTHOOKS_H */

@@ -416,6 +416,54 @@ out:
 		fr_release(&ad);
 }
 
+/*
+ * MREMAP_FIXED onto another part of the source's own VMA: unmapping the
+ * target splits the VMA the source lies in, so the module must look the
+ * source up again after that unmap (it skips both when the target is
+ * empty). The target lies after the source or before it, which makes
+ * the split keep or replace the VMA structure the source was found in.
+ */
+static void test_fixed_inside_own_vma(uint64_t s, int target_after)
+{
+	const size_t len = SZ_2M + 3 * PG, span = 8 * SZ_2M;
+	size_t src_off = target_after ? SZ_2M + PG : 5 * SZ_2M + PG;
+	size_t dst_off = target_after ? 5 * SZ_2M + 2 * PG : SZ_2M + 2 * PG;
+	struct fastremap_remap r;
+	struct fr_area a;
+	char name[160], *m = map_src(span, SZ_2M, &a), *src, *dst, *p;
+	int ok;
+
+	snprintf(name, sizeof(name), "FIXED onto the source's own VMA, %s it",
+		 target_after ? "after" : "before");
+	if (!m) {
+		tap_skip_test("mmap failed", "%s", name);
+		return;
+	}
+	src = m + src_off;
+	dst = m + dst_off;
+	fill_pattern(m, span, s);
+	p = fr_remap(fd, src, len, len, MM | FX, dst, &r);
+	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
+		tap_ok(verify_pattern_off(dst, len, s, src_off / PG, 0) < 0,
+		       "%s: the destination holds the moved data", name);
+		ok = verify_pattern(m, src_off < dst_off ? src_off : dst_off, s, 0) < 0;
+		if (target_after)
+			ok = ok && verify_pattern_off(src + len, dst_off - src_off - len, s,
+						      (src_off + len) / PG, 0) < 0 &&
+			     verify_pattern_off(dst + len, span - dst_off - len, s,
+						(dst_off + len) / PG, 0) < 0;
+		else
+			ok = ok && verify_pattern_off(dst + len, src_off - dst_off - len, s,
+						      (dst_off + len) / PG, 0) < 0 &&
+			     verify_pattern_off(src + len, span - src_off - len, s,
+						(src_off + len) / PG, 0) < 0;
+		tap_ok(ok, "%s: the rest of the VMA keeps its data", name);
+		tap_ok(range_unmapped(src, len), "%s: old range unmapped", name);
+		tap_ok(range_mapped_as(dst, len, "rw-p"), "%s: destination mapped rw-p", name);
+	}
+	fr_release(&a);
+}
+
 /* MREMAP_DONTUNMAP: the old range stays mapped and reads zero afterwards. */
 static void test_dontunmap(uint64_t s, int fixed)
 {
@@ -1212,6 +1260,8 @@ int main(int argc, char **argv)
 	test_shrink_fixed(s += 0x1000, SZ_4K);
 	test_fixed_replace(s += 0x1000, SZ_2M);
 	test_fixed_replace(s += 0x1000, SZ_4K);
+	test_fixed_inside_own_vma(s += 0x1000, 1);
+	test_fixed_inside_own_vma(s += 0x1000, 0);
 	test_dontunmap(s += 0x1000, 1);
 	test_dontunmap(s += 0x1000, 0);
 	test_maymove_occupied(s += 0x1000);
