@@ -7,6 +7,7 @@
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
+#include <linux/random.h>
 #include <linux/uaccess.h>
 #include <linux/string.h>
 #include <linux/device.h>
@@ -23,7 +24,7 @@
 
 static u64 fr_features(void)
 {
-	u64 f = FASTREMAP_FEAT_MOVE;
+	u64 f = FASTREMAP_FEAT_MOVE | FASTREMAP_FEAT_POS_COOKIE;
 
 	if (FR_PER_VMA_LOCK)
 		f |= FASTREMAP_FEAT_PER_VMA_LOCK;
@@ -156,6 +157,11 @@ static long fr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int fr_open(struct inode *inode, struct file *file)
 {
+	/*
+	 * FASTREMAP_FEAT_POS_COOKIE: noop_llseek() reports f_pos and never
+	 * changes it, and nothing else here reads or writes it.
+	 */
+	file->f_pos = (get_random_u64() >> 2) | 1;
 	return fr_move_open(file);
 }
 

@@ -22,7 +22,8 @@
 #include "tap.h"
 
 #define KNOWN_FEATURES (FASTREMAP_FEAT_PER_VMA_LOCK | FASTREMAP_FEAT_THP | \
-			FASTREMAP_FEAT_MOVE_PUD | FASTREMAP_FEAT_MOVE)
+			FASTREMAP_FEAT_MOVE_PUD | FASTREMAP_FEAT_MOVE | \
+			FASTREMAP_FEAT_POS_COOKIE)
 
 static int fd = -1;
 
@@ -254,6 +255,40 @@ static void test_info(void)
 	       "INFO accepts its own output back");
 }
 
+/*
+ * FASTREMAP_FEAT_POS_COOKIE: each open has a random position in
+ * [1, 2^62) that lseek(2) reports and nothing changes (libfastremap
+ * trusts its descriptor by it).
+ */
+static void test_pos_cookie(void)
+{
+	struct fastremap_info i = good_info();
+	off_t p = lseek(fd, 0, SEEK_CUR), q;
+	int fd2, same = 1;
+
+	tap_ok(ioctl(fd, FASTREMAP_IOC_INFO, &i) == 0 &&
+	       (i.features & FASTREMAP_FEAT_POS_COOKIE), "INFO: FASTREMAP_FEAT_POS_COOKIE");
+	tap_ok(p > 0 && (unsigned long long)p < (1ULL << 62),
+	       "the position is a cookie in [1, 2^62) (%#llx)", (unsigned long long)p);
+	same &= lseek(fd, 4096, SEEK_SET) == p;
+	same &= lseek(fd, 1, SEEK_CUR) == p;
+	same &= lseek(fd, 0, SEEK_END) == p;
+	same &= ioctl(fd, FASTREMAP_IOC_INFO, &i) == 0;
+	same &= lseek(fd, 0, SEEK_CUR) == p;
+	tap_ok(same, "lseek(2) and ioctls leave the position as it was");
+	fd2 = dup(fd);
+	tap_ok(fd2 >= 0 && lseek(fd2, 0, SEEK_CUR) == p,
+	       "a duplicate descriptor has the same position");
+	if (fd2 >= 0)
+		close(fd2);
+	fd2 = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
+	q = fd2 >= 0 ? lseek(fd2, 0, SEEK_CUR) : -1;
+	tap_ok(q > 0 && q != p, "another open has a cookie of its own (%#llx)",
+	       (unsigned long long)q);
+	if (fd2 >= 0)
+		close(fd2);
+}
+
 /* A caller built against a larger future struct, with a zero tail. */
 static void test_info_sizes(void)
 {
@@ -422,6 +457,7 @@ int main(void)
 		return tap_done();
 	test_unprivileged();
 	test_info();
+	test_pos_cookie();
 	test_info_sizes();
 	test_bad_input();
 	test_bad_cmds();

@@ -1556,6 +1556,38 @@ static void test_stolen_fd(void)
 	       "the caller's file was left alone, one device descriptor again");
 	close(fd);
 
+	/*
+	 * Reuse by a file with a position of its own (lseek(2) answers, with
+	 * a value that is not the device's cookie): the device number tells.
+	 */
+	device_fds(&fd);
+	other = memfd_create("t_lib_stolen", MFD_CLOEXEC);
+	if (other >= 0 && ftruncate(other, 1 << 20) == 0 &&
+	    lseek(other, 12345, SEEK_SET) == 12345 && dup2(other, fd) == fd) {
+		close(other);
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		r = fastremap_remap(dst, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+				    src, 0, &st, &res);
+		tap_ok(r == 0 && res == src && st.used_module &&
+		       bad_words(src, 4 * MIB) == 0 && device_fds(NULL) == 1 &&
+		       lseek(fd, 0, SEEK_CUR) == 12345,
+		       "a caller reusing the library's descriptor for a positioned file: "
+		       "the library reopens, the file keeps its position");
+		close(fd);
+		r = fastremap_remap(src, 4 * MIB, 4 * MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+				    dst, 0, &st, &res);
+		if (r || res != dst) {
+			tap_ok(0, "moving back after the positioned-file case");
+			return;
+		}
+	} else {
+		tap_skip_test("memfd_create/dup2 failed", "a caller reusing the library's "
+			      "descriptor for a positioned file");
+		if (other >= 0)
+			close(other);
+	}
+
 	/* Closed: the number is free. */
 	device_fds(&fd);
 	close(fd);
@@ -1637,8 +1669,10 @@ static int lib_move(struct fastremap_stats *st)
 }
 
 /*
- * The system call the library makes before each ioctl to check that its
- * descriptor is still the device (libfastremap.c, fr_chr_dev()).
+ * The system calls the library makes before each ioctl to check that its
+ * descriptor is still the device (libfastremap.c, fr_device()): lseek(2)
+ * for the position cookie (FASTREMAP_FEAT_POS_COOKIE), and where that
+ * cannot tell, the device number (fr_chr_dev()).
  */
 #if defined(SYS_fstat) && (defined(__x86_64__) || defined(__aarch64__)) && !defined(__ILP32__)
 #define T_SYS_IDENTITY	SYS_fstat
@@ -1646,12 +1680,14 @@ static int lib_move(struct fastremap_stats *st)
 #define T_SYS_IDENTITY	SYS_statx
 #endif
 
-static int sandbox_err, sandbox_nr;
+static int sandbox_err, sandbox_nr, sandbox_nr2, sandbox_module;
 
 /*
- * The path a call takes once @sandbox_nr answers @err: 0 if as expected.
- * A failed ioctl(2) is IOCTL_ERROR; a failed identity check means the
- * library cannot tell what its descriptor is, so it does not use it.
+ * The path a call takes once @sandbox_nr (and @sandbox_nr2, if not -1)
+ * answer @err: 0 if as expected. Where one way of checking the descriptor
+ * is left, the module is still used (sandbox_module). A failed ioctl(2) is
+ * IOCTL_ERROR; with no way left, the library cannot tell what its
+ * descriptor is, so it does not use it.
  */
 static int sandboxed_path_ok(const struct fastremap_stats *st, int err)
 {
@@ -1660,6 +1696,8 @@ static int sandboxed_path_ok(const struct fastremap_stats *st, int err)
 
 	if (!module_world)
 		return !st->used_module && st->reason == fallback_reason ? 0 : 5;
+	if (sandbox_module)
+		return st->used_module ? 0 : 7;
 	return !st->used_module && st->reason == reason &&
 	       st->reason_errno == err ? 0 : 6;
 }
@@ -1680,7 +1718,8 @@ static int sandbox_child(void)
 		return 10 + rc;
 	if (!path_ok(E_MOVE, &st))
 		return 20;
-	if (seccomp_deny(sandbox_nr, sandbox_err, 0))
+	if (seccomp_deny(sandbox_nr, sandbox_err, 0) ||
+	    (sandbox_nr2 >= 0 && seccomp_deny(sandbox_nr2, sandbox_err, 0)))
 		return 21;
 	rc = lib_move(&st);
 	if (rc)
@@ -1704,28 +1743,37 @@ static void test_sandbox(void)
 {
 	/* 0: the filter says "succeeded" without running the call. */
 	static const struct {
-		int nr, err;
+		int nr, nr2, err, module;
 		const char *name;
 	} cases[] = {
-		{ SYS_ioctl, ENOSYS, "ioctl(2)" },
-		{ SYS_ioctl, EPERM, "ioctl(2)" },
-		{ SYS_ioctl, EACCES, "ioctl(2)" },
-		{ SYS_ioctl, EINVAL, "ioctl(2)" },
-		{ SYS_ioctl, 0, "ioctl(2)" },
-		{ T_SYS_IDENTITY, ENOSYS, "the descriptor check" },
-		{ T_SYS_IDENTITY, EPERM, "the descriptor check" },
+		{ SYS_ioctl, -1, ENOSYS, 0, "ioctl(2)" },
+		{ SYS_ioctl, -1, EPERM, 0, "ioctl(2)" },
+		{ SYS_ioctl, -1, EACCES, 0, "ioctl(2)" },
+		{ SYS_ioctl, -1, EINVAL, 0, "ioctl(2)" },
+		{ SYS_ioctl, -1, 0, 0, "ioctl(2)" },
+		/* The position cookie alone tells (the first call verified it). */
+		{ T_SYS_IDENTITY, -1, ENOSYS, 1, "the device-number check" },
+		{ T_SYS_IDENTITY, -1, EPERM, 1, "the device-number check" },
+		/* The device number alone tells. */
+		{ SYS_lseek, -1, EPERM, 1, "the position check" },
+		{ SYS_lseek, -1, 0, 1, "the position check" },
+		{ T_SYS_IDENTITY, SYS_lseek, ENOSYS, 0, "both descriptor checks" },
+		{ T_SYS_IDENTITY, SYS_lseek, EPERM, 0, "both descriptor checks" },
 	};
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		int rc;
 
 		sandbox_nr = cases[k].nr;
+		sandbox_nr2 = cases[k].nr2;
 		sandbox_err = cases[k].err;
+		sandbox_module = cases[k].module;
 		rc = run_child(sandbox_child);
 		tap_ok(rc == 0, "seccomp after the first call, %s -> %s: FIXED moves "
 		       "still right, %s, and in a forked child (exit %d)", cases[k].name,
 		       cases[k].err ? strerrorname_np(cases[k].err) : "0 without running",
-		       !module_world ? "through mremap(2)" : sandbox_nr == SYS_ioctl ?
+		       !module_world ? "through mremap(2)" : sandbox_module ?
+		       "through the module" : sandbox_nr == SYS_ioctl ?
 		       "through mremap(2), reason IOCTL_ERROR" :
 		       "through mremap(2), reason OPEN_FAILED", rc);
 	}

@@ -77,6 +77,8 @@ _Static_assert(FASTREMAP_IOCTL_BIT_INFO == 1ULL << _IOC_NR(FASTREMAP_IOC_INFO) &
 /* Async-signal safety: the state must never be reached through a lock. */
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2,
 	       "libfastremap needs lock-free 32-bit atomics on this target");
+_Static_assert(ATOMIC_LONG_LOCK_FREE == 2,
+	       "libfastremap needs lock-free word-sized atomics on this target");
 
 /* The mremap(2) flags the module's ABI version 1 knows. */
 #define FR_KNOWN_MREMAP_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
@@ -125,6 +127,14 @@ static atomic_uint fr_dev;
 /* While unavailable: reason << 16 | errno, and the monotonic second to retry at. */
 static atomic_uint fr_why;
 static atomic_uint fr_retry_at;
+/*
+ * FASTREMAP_FEAT_POS_COOKIE: whether the module fixes each open file's
+ * position to a cookie, and the cookie of the published descriptor's
+ * file as last verified (0: none yet). See fr_device().
+ */
+static atomic_uint fr_pos_ok;
+/* unsigned long: the check is made where that holds an off_t (LP64). */
+static atomic_ulong fr_pos;
 
 struct fr_why {
 	int reason;
@@ -227,6 +237,17 @@ static void fr_sys_close(int fd)
 static long fr_sys_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return FR_SYS(SYS_ioctl, fd, cmd, arg, 0, 0, 0);
+}
+
+/* The position of @fd's file, or a negative errno; 0 where off_t is narrow. */
+static long fr_sys_pos(int fd)
+{
+#if defined(SYS_lseek) && UINTPTR_MAX > 0xffffffffu
+	return FR_SYS(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0);
+#else
+	(void)fd;
+	return 0;
+#endif
 }
 
 /*
@@ -379,6 +400,8 @@ static int fr_open(unsigned int seen, struct fr_why *why)
 	 * device stored, which is the same number).
 	 */
 	atomic_store_explicit(&fr_dev, dev, memory_order_relaxed);
+	if (info.features & FASTREMAP_FEAT_POS_COOKIE)
+		atomic_store_explicit(&fr_pos_ok, 1, memory_order_relaxed);
 	if (atomic_compare_exchange_strong_explicit(
 		    &fr_state, &seen,
 		    fr_next(seen, (unsigned int)fd + FR_SLOT_FD0),
@@ -401,11 +424,37 @@ static int fr_device(struct fr_why *why)
 		int fd, chr;
 
 		if (FR_SLOT(s) >= FR_SLOT_FD0) {
+			long pos = 0;
+
 			fd = FR_FD(s);
+			/*
+			 * The module fixes each open file's position to a
+			 * random cookie (FASTREMAP_FEAT_POS_COOKIE): a
+			 * descriptor at the cookie last verified is that
+			 * file. lseek(2) with SEEK_CUR and 0 changes nothing
+			 * on any file (ftell(3) makes the same call) and
+			 * costs far less than fstat(2) (bench/README.md).
+			 * Anything else, a cookie not yet known included,
+			 * is checked by the device number.
+			 */
+			if (atomic_load_explicit(&fr_pos_ok, memory_order_relaxed)) {
+				pos = fr_sys_pos(fd);
+				if (pos > 0 && (unsigned long)pos ==
+				    atomic_load_explicit(&fr_pos, memory_order_relaxed))
+					return fd;
+			}
 			chr = fr_chr_dev(fd, &dev);
 			if (chr == 1 &&
-			    dev == atomic_load_explicit(&fr_dev, memory_order_relaxed))
+			    dev == atomic_load_explicit(&fr_dev, memory_order_relaxed)) {
+				/*
+				 * Our device's file (ours, or another open of
+				 * the same device): its cookie will do.
+				 */
+				if (pos > 0)
+					atomic_store_explicit(&fr_pos, (unsigned long)pos,
+							      memory_order_relaxed);
 				return fd;
+			}
 			if (chr < 0 && chr != -EBADF) {
 				/* Cannot tell (fstat(2) filtered out): not now. */
 				why->reason = FASTREMAP_REASON_OPEN_FAILED;

@@ -51,6 +51,14 @@ struct fastremap_info {
 #define FASTREMAP_FEAT_MOVE_PUD		(1ULL << 2)
 /* FASTREMAP_IOC_MOVE is available (also its bit in fastremap_info.ioctls). */
 #define FASTREMAP_FEAT_MOVE		(1ULL << 3)
+/*
+ * Each open of the device has a position of its own, fixed at open: a
+ * random value in [1, 2^62), which lseek(2) reports and never changes. A
+ * descriptor whose lseek(fd, 0, SEEK_CUR) gives that value refers to the
+ * same open file, which one system call without side effects, copies or
+ * security hooks can tell (libfastremap checks its descriptor so).
+ */
+#define FASTREMAP_FEAT_POS_COOKIE	(1ULL << 4)
 
 /*
  * FASTREMAP_IOC_REMAP: mremap(2) for the calling process, relocating whole
