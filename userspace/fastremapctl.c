@@ -212,7 +212,7 @@ static void print_symbols(void)
 static int cmd_info(int argc, char **argv)
 {
 	static const char *const feats[] = { "per-vma-lock", "thp", "move-pud",
-					     "move" };
+					     "move", "pos-cookie" };
 	static const char *const ioctls[] = { "INFO", "REMAP", "MOVE" };
 	struct fastremap_abi_info ai;
 	struct utsname u;
@@ -263,7 +263,7 @@ static int cmd_info(int argc, char **argv)
 	       ai.library_abi, ai.abi_version == ai.library_abi ?
 	       "compatible" : "INCOMPATIBLE: install matching module and library");
 	printf("features:     ");
-	print_bits(ai.features, feats, 4);
+	print_bits(ai.features, feats, 5);
 	printf("ioctls:       ");
 	print_bits(ai.ioctls, ioctls, 3);
 	printf("remap:        %s\n", ai.remap_usable ?
