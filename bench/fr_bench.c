@@ -1232,7 +1232,26 @@ static int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		goto out;
 	}
 	if (c != C_MEMCPY && check_source_gone(c, src, len)) {
-		snprintf(msg, msz, "error: verify: source still mapped");
+		size_t i, nres = 0, first = 0;
+
+		/*
+		 * For UFFDIO_MOVE, whose source VMA stays: which pages are
+		 * resident again, and what they hold (seen on 7.2, rep 1 of
+		 * workload 3, with every destination page right).
+		 */
+		if (c == C_UFFD && mincore_vec)
+			for (i = len / PAGE; i--;)
+				if (mincore_vec[i] & 1) {
+					nres++;
+					first = i;
+				}
+		char why[96];
+
+		snprintf(why, sizeof(why), "error: verify: source still mapped: %zu/%zu "
+			 "pages; first %zu: %#llx", nres,
+			 len / PAGE, first, nres ? (unsigned long long)*(volatile uint64_t *)
+			 (src + first * PAGE) : 0ULL);
+		snprintf(msg, msz, "%s", why);
 		goto out;
 	}
 	out->us = t1 - t0;
