@@ -5,8 +5,9 @@
 # stretches both towards their VM time limits. Each lane prints its own
 # summary; the last line adds them up as "N passed, N failed, N skipped".
 # FASTREMAP_ARCHES="amd64" (or "arm64") runs one lane.
-# FASTREMAP_ARM64_DIFF_OPS=N: the arm64 lane's t_remap_diff makes N random
-# operations (make check; tests/run.sh's FASTREMAP_DIFF_OPS).
+# FASTREMAP_AMD64_DIFF_OPS=N, FASTREMAP_ARM64_DIFF_OPS=N: that lane's
+# t_remap_diff makes N random operations (make check; tests/run.sh's
+# FASTREMAP_DIFF_OPS); unset, the program's own count.
 # FASTREMAP_CHECK_DKMS_ARM64=1 (make check-all): then DKMS on arm64
 # (scripts/check-dkms-arm64.sh), counted in the same last line; too slow
 # for make check (README, "DKMS on arm64").
@@ -18,7 +19,7 @@ for arch in ${FASTREMAP_ARCHES:-amd64 arm64}; do
 	log="$FR_TOP/build/check-$arch.log"
 	mkdir -p "$FR_TOP/build"
 	echo "# ===== lane $arch"
-	ops=
+	ops=${FASTREMAP_AMD64_DIFF_OPS:-}
 	[ "$arch" = arm64 ] && ops=${FASTREMAP_ARM64_DIFF_OPS:-}
 	FASTREMAP_ARCH=$arch FASTREMAP_DIFF_OPS=$ops "$FR_TOP/tests/run.sh" | tee "$log"
 	r=${PIPESTATUS[0]}

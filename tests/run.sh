@@ -58,9 +58,9 @@ if [ -n "${FASTREMAP_LONG:-}" ]; then
 	EOF
 	export FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-10800}
 elif [ -n "${FASTREMAP_DIFF_OPS:-}" ]; then
-	# make check's arm64 lane: fewer random operations for t_remap_diff
-	# (its fixed seed and its big cases unchanged), the one program whose
-	# time grows with them; see README, "What make check runs".
+	# make check: fewer random operations for t_remap_diff (its fixed
+	# seed and its big cases unchanged), the program whose time grows
+	# with them; see README, "What make check runs".
 	[[ $FASTREMAP_DIFF_OPS =~ ^[1-9][0-9]*$ ]] || fr_die "FASTREMAP_DIFF_OPS: a count"
 	export FASTREMAP_VM_ARGS="$results/diff-args"
 	echo "t_remap_diff --ops $FASTREMAP_DIFF_OPS" >"$FASTREMAP_VM_ARGS"
