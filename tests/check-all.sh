@@ -8,6 +8,8 @@
 # FASTREMAP_AMD64_DIFF_OPS=N, FASTREMAP_ARM64_DIFF_OPS=N: that lane's
 # t_remap_diff makes N random operations (make check; tests/run.sh's
 # FASTREMAP_DIFF_OPS); unset, the program's own count.
+# FASTREMAP_ARM64_LATENCY_MREMAP=0: the arm64 lane's t_remap_latency
+# without its mremap(2) reference runs (make check).
 # FASTREMAP_CHECK_DKMS_ARM64=1 (make check-all): then DKMS on arm64
 # (scripts/check-dkms-arm64.sh), counted in the same last line; too slow
 # for make check (README, "DKMS on arm64").
@@ -19,9 +21,13 @@ for arch in ${FASTREMAP_ARCHES:-amd64 arm64}; do
 	log="$FR_TOP/build/check-$arch.log"
 	mkdir -p "$FR_TOP/build"
 	echo "# ===== lane $arch"
-	ops=${FASTREMAP_AMD64_DIFF_OPS:-}
-	[ "$arch" = arm64 ] && ops=${FASTREMAP_ARM64_DIFF_OPS:-}
-	FASTREMAP_ARCH=$arch FASTREMAP_DIFF_OPS=$ops "$FR_TOP/tests/run.sh" | tee "$log"
+	ops=${FASTREMAP_AMD64_DIFF_OPS:-} ref=1
+	if [ "$arch" = arm64 ]; then
+		ops=${FASTREMAP_ARM64_DIFF_OPS:-}
+		ref=${FASTREMAP_ARM64_LATENCY_MREMAP:-1}
+	fi
+	FASTREMAP_ARCH=$arch FASTREMAP_DIFF_OPS=$ops FASTREMAP_LATENCY_MREMAP=$ref \
+		"$FR_TOP/tests/run.sh" | tee "$log"
 	r=${PIPESTATUS[0]}
 	[ "$r" = 0 ] || rc=1
 	# The lane's last line: "N passed, N failed, N skipped".

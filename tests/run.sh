@@ -57,13 +57,19 @@ if [ -n "${FASTREMAP_LONG:-}" ]; then
 		t_remap_threads $(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 	EOF
 	export FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-10800}
-elif [ -n "${FASTREMAP_DIFF_OPS:-}" ]; then
+elif [ -n "${FASTREMAP_DIFF_OPS:-}" ] || [ "${FASTREMAP_LATENCY_MREMAP:-1}" = 0 ]; then
 	# make check: fewer random operations for t_remap_diff (its fixed
 	# seed and its big cases unchanged), the program whose time grows
-	# with them; see README, "What make check runs".
-	[[ $FASTREMAP_DIFF_OPS =~ ^[1-9][0-9]*$ ]] || fr_die "FASTREMAP_DIFF_OPS: a count"
-	export FASTREMAP_VM_ARGS="$results/diff-args"
-	echo "t_remap_diff --ops $FASTREMAP_DIFF_OPS" >"$FASTREMAP_VM_ARGS"
+	# with them; FASTREMAP_LATENCY_MREMAP=0: t_remap_latency without its
+	# mremap(2) reference runs. See README, "What make check runs".
+	export FASTREMAP_VM_ARGS="$results/check-args"
+	: >"$FASTREMAP_VM_ARGS"
+	if [ -n "${FASTREMAP_DIFF_OPS:-}" ]; then
+		[[ $FASTREMAP_DIFF_OPS =~ ^[1-9][0-9]*$ ]] || fr_die "FASTREMAP_DIFF_OPS: a count"
+		echo "t_remap_diff --ops $FASTREMAP_DIFF_OPS" >>"$FASTREMAP_VM_ARGS"
+	fi
+	[ "${FASTREMAP_LATENCY_MREMAP:-1}" = 0 ] &&
+		echo "t_remap_latency --no-mremap" >>"$FASTREMAP_VM_ARGS"
 fi
 tot_pass=0 tot_fail=0 tot_skip=0
 
