@@ -318,7 +318,8 @@ static unsigned long fr_move_extent(unsigned long a, unsigned long b,
 /* Where the pass that starts at (b->i, b->off) ends. */
 static void fr_move_plan(struct fr_batch *b)
 {
-	unsigned long left = FR_MOVE_PASS_PAGES << PAGE_SHIFT, off = b->off;
+	unsigned long left = fr_hook_move_pass_pages(FR_MOVE_PASS_PAGES) << PAGE_SHIFT;
+	unsigned long off = b->off;
 	u32 k;
 
 	for (k = b->i; k < b->count; k++, off = 0) {
@@ -954,7 +955,12 @@ static int fr_move_batch(struct fr_batch *b)
 			b->wait = NULL;
 		}
 		fr_prof_lap(&t, FR_PROF_UNLOCK);
-		if (ret != FR_RETRY && ret != FR_WAIT)
+		/*
+		 * A pass ends cleanly at its bound, or early for a retry;
+		 * either way the batch goes on until its last move or an
+		 * error. Only passes that move nothing count as stalls.
+		 */
+		if (ret < 0)
 			break;
 		if (b->i != i || b->off != off)
 			stalls = 0;

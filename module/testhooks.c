@@ -131,6 +131,22 @@ unsigned long fr_hook_pass_budget(unsigned long dflt)
 }
 
 /*
+ * Lets the tests run batches of a few pages in many passes, and compare a
+ * bounded pass with an unbounded one in one boot.
+ */
+static unsigned long move_pass_pages;
+module_param(move_pass_pages, ulong, 0600);
+MODULE_PARM_DESC(move_pass_pages,
+		 "pages per FASTREMAP_IOC_MOVE pass, 0 for the built-in bound (tests only)");
+
+unsigned long fr_hook_move_pass_pages(unsigned long dflt)
+{
+	unsigned long n = READ_ONCE(move_pass_pages);
+
+	return n ? n : dflt;
+}
+
+/*
  * Where FASTREMAP_IOC_MOVE's time goes: nanoseconds per phase, summed
  * over calls, with the calls, moves and pages they made, and the same for
  * FASTREMAP_IOC_REMAP (r_*) (read as one line; any write resets it). The

@@ -48,6 +48,8 @@ void fr_hook_move_unflushed(void);
 void fr_hook_stalled(void);
 /* pass_budget=N: passes of N units instead of @dflt (0: @dflt). */
 unsigned long fr_hook_pass_budget(unsigned long dflt);
+/* move_pass_pages=N: FASTREMAP_IOC_MOVE passes of N pages (0: @dflt). */
+unsigned long fr_hook_move_pass_pages(unsigned long dflt);
 void fr_hook_prof_add(enum fr_prof_slot slot, u64 n);
 /* A clock for move_prof: 0 in builds without it, where nothing is added. */
 #define fr_hook_prof_clock()	local_clock()
@@ -73,6 +75,11 @@ static inline void fr_hook_stalled(void)
 }
 
 static inline unsigned long fr_hook_pass_budget(unsigned long dflt)
+{
+	return dflt;
+}
+
+static inline unsigned long fr_hook_move_pass_pages(unsigned long dflt)
 {
 	return dflt;
 }

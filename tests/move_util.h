@@ -136,6 +136,21 @@ static inline long mv_verify(const char *base, size_t npages,
 	return -1;
 }
 
+#define MV_PASS	"/sys/module/fastremap/parameters/move_pass_pages"
+
+/*
+ * Sets the test build's FASTREMAP_IOC_MOVE pass to @pages pages (0: the
+ * built-in bound), so that small batches run in many passes as batches
+ * past the bound do. 0 or -1 (a module without test hooks).
+ */
+static inline int mv_set_pass(unsigned long pages)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%lu", pages);
+	return fr_write_str(MV_PASS, b);
+}
+
 #define MV_KHP	"/sys/kernel/mm/transparent_hugepage/khugepaged/"
 
 /*
