@@ -198,9 +198,14 @@ static int fr_move_vma_ok(struct vm_area_struct *vma)
 {
 	if (fr_vma_sealed(vma))
 		return -EPERM;
+	/*
+	 * A shadow stack holds return addresses the CPU checks: moving its
+	 * pages would move the frames under a running thread (UFFDIO_MOVE
+	 * refuses it too, vma_move_compatible()).
+	 */
 	if (!vma_is_anonymous(vma) || is_vm_hugetlb_page(vma) ||
 	    (vma->vm_flags & (VM_SHARED | VM_MAYSHARE | VM_IO | VM_PFNMAP |
-			      VM_MIXEDMAP)))
+			      VM_MIXEDMAP | VM_SHADOW_STACK)))
 		return -EINVAL;
 	/* An mlocked folio is counted per VMA: munlock is not ours to do. */
 	if (vma->vm_flags & (VM_LOCKED | VM_LOCKONFAULT))
@@ -705,9 +710,7 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	int ret = 0;
 	pmd_t pmd;
 
-	spin_lock(src_ptl);
-	if (dst_ptl != src_ptl)
-		spin_lock_nested(dst_ptl, SINGLE_DEPTH_NESTING);
+	fr_lock2(src_ptl, dst_ptl);
 	pmd = *src_pmd;
 	if (!pmd_present(pmd) || !pmd_leaf(pmd) || !pmd_none(*dst_pmd)) {
 		ret = FR_RETRY;
@@ -759,9 +762,7 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 		b->hi = max(b->hi, src + PMD_SIZE);
 	}
 out:
-	if (dst_ptl != src_ptl)
-		spin_unlock(dst_ptl);
-	spin_unlock(src_ptl);
+	fr_unlock2(src_ptl, dst_ptl);
 	return ret;
 }
 
@@ -779,7 +780,7 @@ static noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(stru
 			struct vm_area_struct *dvma, unsigned long src,
 			unsigned long dst, unsigned long len, unsigned long *done)
 {
-	spinlock_t *src_ptl = NULL, *dst_ptl;
+	spinlock_t *src_ptl, *dst_ptl;
 	pte_t *src_pte = NULL, *dst_pte, orig;
 	pmd_t *src_pmd, *dst_pmd, spmd, dpmd;
 	unsigned long n;
@@ -807,23 +808,21 @@ static noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(stru
 	if (pmd_leaf(spmd))
 		return FR_RETRY;	/* the prepare pass splits it */
 
-	/* The locks of the tables we read, rechecked as pgmove.c's fr_move_ptes() does. */
-	if (!pmd_none(spmd)) {
-		src_ptl = pte_lockptr(b->mm, &spmd);
-		spin_lock(src_ptl);
-		if (!pmd_same(spmd, READ_ONCE(*src_pmd))) {
-			spin_unlock(src_ptl);
-			return FR_RETRY;
-		}
-		src_pte = pte_offset_kernel(src_pmd, src);
-	}
+	/*
+	 * The locks of the tables we read, in fr_lock2()'s order, then both
+	 * entries checked again, as pgmove.c's fr_move_ptes() does. A source
+	 * with no table has only holes: the destination's lock alone.
+	 */
 	dst_ptl = pte_lockptr(b->mm, &dpmd);
-	if (dst_ptl != src_ptl)
-		spin_lock_nested(dst_ptl, SINGLE_DEPTH_NESTING);
-	if (!pmd_same(dpmd, READ_ONCE(*dst_pmd))) {
+	src_ptl = pmd_none(spmd) ? dst_ptl : pte_lockptr(b->mm, &spmd);
+	fr_lock2(src_ptl, dst_ptl);
+	if (!pmd_same(dpmd, READ_ONCE(*dst_pmd)) ||
+	    (!pmd_none(spmd) && !pmd_same(spmd, READ_ONCE(*src_pmd)))) {
 		ret = FR_RETRY;
 		goto out;
 	}
+	if (!pmd_none(spmd))
+		src_pte = pte_offset_kernel(src_pmd, src);
 	dst_pte = pte_offset_kernel(dst_pmd, dst);
 
 	for (n = 0; n < len; n += PAGE_SIZE, src += PAGE_SIZE,
@@ -851,10 +850,7 @@ static noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(stru
 	}
 	*done = n;
 out:
-	if (dst_ptl != src_ptl)
-		spin_unlock(dst_ptl);
-	if (src_ptl)
-		spin_unlock(src_ptl);
+	fr_unlock2(src_ptl, dst_ptl);
 	return ret;
 }
 

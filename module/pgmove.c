@@ -158,21 +158,34 @@ static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
 }
 
 /*
- * Locks the source and destination entries' page-table locks. Their order
- * does not matter: mmap_lock, held for write, excludes every other mover.
+ * The one place where both movers take two page-table locks of a level
+ * (a source's and a destination's), lower lock address first, as
+ * UFFDIO_MOVE takes its pairs (double_pt_lock(), move_pages_huge_pmd()).
+ * mmap_lock held for write does not exclude every other mover: on
+ * per-VMA-lock kernels UFFDIO_MOVE runs under the read locks of its own
+ * two VMAs, which vma_start_write() on ours does not touch, and a page
+ * table (2 MiB of PTEs, 1 GiB of PMDs) is shared by every VMA inside its
+ * span. A move of ours from a table to another while UFFDIO_MOVE moves
+ * between neighbours in the same two tables the other way would take the
+ * same two spinlocks in opposite orders, and both CPUs would spin for
+ * good. A single lock level is taken at a time: no PMD lock is taken
+ * while a PTE lock is held, which keeps the kernel's PMD-then-PTE order
+ * (collapse, retraction) out of the question.
  */
-static void fr_lock2(spinlock_t *old_ptl, spinlock_t *new_ptl)
+void fr_lock2(spinlock_t *a, spinlock_t *b)
 {
-	spin_lock(old_ptl);
-	if (new_ptl != old_ptl)
-		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
+	if (a > b)
+		swap(a, b);
+	spin_lock(a);
+	if (b != a)
+		spin_lock_nested(b, SINGLE_DEPTH_NESTING);
 }
 
-static void fr_unlock2(spinlock_t *old_ptl, spinlock_t *new_ptl)
+void fr_unlock2(spinlock_t *a, spinlock_t *b)
 {
-	if (new_ptl != old_ptl)
-		spin_unlock(new_ptl);
-	spin_unlock(old_ptl);
+	if (b != a)
+		spin_unlock(b);
+	spin_unlock(a);
 }
 
 /* Moves a whole PMD table from one PUD entry to another. */
@@ -297,18 +310,17 @@ static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *ol
 	/*
 	 * The lock of the table we read, as __pte_offset_map_lock() takes
 	 * it: the live entry may have changed since (a retraction), and its
-	 * lock would then be another table's.
+	 * lock would then be another table's. Both locks in fr_lock2()'s
+	 * order, then the source checked again.
 	 */
 	old_ptl = pte_lockptr(m->mm, &pmdval);
-	spin_lock(old_ptl);
+	new_ptl = pte_lockptr(m->mm, new_pmd);
+	fr_lock2(old_ptl, new_ptl);
 	/* The table may have been retracted before we took its lock. */
 	if (!pmd_same(pmdval, READ_ONCE(*old_pmd))) {
-		spin_unlock(old_ptl);
+		fr_unlock2(old_ptl, new_ptl);
 		return;
 	}
-	new_ptl = pte_lockptr(m->mm, new_pmd);
-	if (new_ptl != old_ptl)
-		spin_lock_nested(new_ptl, SINGLE_DEPTH_NESTING);
 	old_pte = pte_offset_kernel(old_pmd, old_addr);
 	new_pte = pte_offset_kernel(new_pmd, new_addr);
 	for (; old_addr < old_end; old_pte += nr, new_pte += nr,

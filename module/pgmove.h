@@ -91,6 +91,13 @@ static inline pmd_t fr_moved_pmd(pmd_t pmd)
 	return pmd;
 }
 
+/*
+ * Two page-table locks of one level, in the order every mover of the
+ * kernel's takes such a pair (pgmove.c says why); either may be the other.
+ */
+void fr_lock2(spinlock_t *a, spinlock_t *b);
+void fr_unlock2(spinlock_t *a, spinlock_t *b);
+
 /* One range TLB flush for entries moved out of [start, end); no table freed. */
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,
 		    unsigned long end, struct fr_move_stats *stats);
