@@ -35,6 +35,14 @@
 static inline void vma_start_write(struct vm_area_struct *vma) { }
 #endif
 
+/*
+ * Shadow stacks (x86 6.6+, arm64 GCS 6.13+); VM_NONE where the kernel or
+ * its configuration has none, so that testing for it is always false.
+ */
+#ifndef VM_SHADOW_STACK
+#define VM_SHADOW_STACK VM_NONE
+#endif
+
 /* vm_flags became read-only with modifiers in 6.3. */
 #if !defined(FR_HAVE_VM_FLAGS_SET)
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)

@@ -50,6 +50,12 @@ static bool fr_vma_supported(struct vm_area_struct *vma)
 		return false;
 	if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_DONTEXPAND))
 		return false;
+	/*
+	 * A shadow stack's guard gap and the token checks of the arch's
+	 * shadow-stack code are mremap(2)'s to keep, not ours.
+	 */
+	if (vma->vm_flags & VM_SHADOW_STACK)
+		return false;
 	/* KSM: mremap(2) unmerges first (ksm_madvise), which is not ours. */
 	if (vma->vm_flags & VM_MERGEABLE)
 		return false;

@@ -159,8 +159,8 @@ struct fastremap_remap {
  *      overflowing range, a move whose source and destination overlap,
  *      two sources or two destinations overlapping, this structure inside
  *      a range; a mapping that is not private anonymous memory (file,
- *      shared, hugetlb, I/O or PFN maps), is mlocked, or differs from the
- *      other side of the move in protection.
+ *      shared, hugetlb, I/O or PFN maps, a shadow stack), is mlocked, or
+ *      differs from the other side of the move in protection.
  * EFAULT: the vector cannot be read, or a range is not inside one mapping
  *      (unmapped, or spanning two).
  * E2BIG: count above FASTREMAP_MOVE_MAX.
