@@ -378,6 +378,18 @@ static struct folio *fr_move_pte_folio(pte_t pte)
 }
 
 /*
+ * Whether @page may leave this process's page tables at all: exclusive to
+ * it (not shared with a child since fork(2)) and not pinned. Asked before
+ * a large folio is split too: a page that cannot move is no reason to
+ * split a folio that a child may map whole.
+ */
+static bool fr_move_page_movable(struct page *page)
+{
+	return (PageAnonExclusive(page) || FR_MUTANT(MOVE_NO_EXCLUSIVE)) &&
+	       !folio_maybe_dma_pinned(page_folio(page));
+}
+
+/*
  * The first address of [addr, end) in the PTE table under @pmd that may
  * map a large folio, or @end. Most runs hold small folios only: this
  * looks without the lock. The table cannot go (mmap_lock is held for
@@ -448,7 +460,8 @@ again:
 			continue;
 		folio = fr_move_pte_folio(ptent);
 		if (!folio || !folio_test_large(folio) ||
-		    !folio_test_anon(folio))
+		    !folio_test_anon(folio) ||
+		    !fr_move_page_movable(pte_page(ptent)))
 			continue;
 		folio_get(folio);
 		spin_unlock(ptl);
@@ -481,6 +494,14 @@ static bool fr_move_thp_whole(struct fr_batch *b, pmd_t *pmd, unsigned long len)
 	if (!pmd_present(pmdval) || !pmd_leaf(pmdval))
 		return false;
 	return folio_test_anon(page_folio(pmd_page(pmdval)));
+}
+
+/* A PMD-mapped THP of this process's that must not move (nor be split). */
+static bool fr_move_thp_stuck(pmd_t pmd)
+{
+	struct page *page = pmd_page(pmd);
+
+	return folio_test_anon(page_folio(page)) && !fr_move_page_movable(page);
 }
 
 /*
@@ -518,9 +539,16 @@ static int fr_move_prepare(struct fr_batch *b)
 			}
 			if (!pmd || pmd_none(READ_ONCE(*pmd)))
 				continue;
-			/* Else it is mapped by PTEs first (the folio split below). */
-			if (pmd_present(*pmd) && pmd_leaf(*pmd))
+			/*
+			 * Else it is mapped by PTEs first (the folio split
+			 * below), unless it cannot move: the locked pass
+			 * stops there with EBUSY, nothing split.
+			 */
+			if (pmd_present(*pmd) && pmd_leaf(*pmd)) {
+				if (fr_move_thp_stuck(*pmd))
+					continue;
 				fr_split_huge_pmd(vma, pmd, src & PMD_MASK);
+			}
 			fr_move_split(b, pmd, src, src + n);
 		}
 	}
@@ -564,13 +592,11 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 			return -EBUSY;
 		page = pfn_to_page(pfn);
 		folio = page_folio(page);
-		if (!folio_test_anon(folio) || folio_test_ksm(folio))
+		if (!folio_test_anon(folio) || folio_test_ksm(folio) ||
+		    !fr_move_page_movable(page))
 			return -EBUSY;
 		if (folio_test_large(folio))
 			return FR_RETRY;
-		if ((!PageAnonExclusive(page) && !FR_MUTANT(MOVE_NO_EXCLUSIVE)) ||
-		    folio_maybe_dma_pinned(folio))
-			return -EBUSY;
 		/*
 		 * The folio lock is taken only when the folio changes
 		 * anon_vma. Within one anon_vma (a heap is one VMA) only
@@ -722,7 +748,7 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 		ret = FR_RETRY;		/* the huge zero page: split it */
 		goto out;
 	}
-	if (!PageAnonExclusive(page) || folio_maybe_dma_pinned(folio)) {
+	if (!fr_move_page_movable(page)) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -805,8 +831,8 @@ static noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(stru
 	spmd = src_pmd ? READ_ONCE(*src_pmd) : __pmd(0);
 	if (!pmd_none(spmd) && !pmd_present(spmd))
 		return FR_WAIT;		/* a THP under migration */
-	if (pmd_leaf(spmd))
-		return FR_RETRY;	/* the prepare pass splits it */
+	if (pmd_leaf(spmd))	/* the prepare pass splits it, if it may move */
+		return fr_move_thp_stuck(spmd) ? -EBUSY : FR_RETRY;
 
 	/*
 	 * The locks of the tables we read, in fr_lock2()'s order, then both

@@ -917,6 +917,77 @@ restore:
 }
 
 /*
+ * A THP shared with a child after fork(2): a move of one of its pages
+ * answers EBUSY and splits nothing, neither the parent's PMD mapping nor
+ * the folio the child maps whole; the child's copy reads right after.
+ */
+static void thp_fork_case(void)
+{
+	const char *t = "a page of a THP shared with a child -> EBUSY, the THP not split";
+	size_t len = 2 * SZ_2M, npages = len / PG;
+	struct fastremap_move_vec v;
+	struct fastremap_move res;
+	struct fr_smaps before, after;
+	struct fr_area a;
+	uint64_t *tags = calloc(npages, sizeof(*tags));
+	int pipefd[2] = { -1, -1 }, r, e, st = -1;
+	const char *why;
+	char c = 0, *h;
+	pid_t pid;
+
+	h = map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0, &a);
+	if (!h || !tags || madvise(h, len, MADV_HUGEPAGE)) {
+		tap_skip_test("no MADV_HUGEPAGE", "%s", t);
+		goto out;
+	}
+	/* A THP in the first 2 MiB; the second stays empty. */
+	for (size_t i = 0; i < SZ_2M / PG; i++)
+		mv_fill(h + i * PG, tags[i] = mv_tag(seed ^ 0xf0, i));
+	smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &before);
+	if (before.anon_huge_kb < 2048) {
+		tap_skip_test("no THP given to a MADV_HUGEPAGE region", "%s", t);
+		goto out;
+	}
+	if (pipe(pipefd))
+		return (void)tap_ok(0, "%s: pipe", t);
+	pid = fork();
+	if (pid == 0) {
+		struct fr_smaps mine;
+
+		if (read(pipefd[0], &c, 1) != 1)
+			_exit(2);
+		close(mv_pagemap_fd);
+		mv_pagemap_fd = -1;
+		smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &mine);
+		_exit(mv_verify(h, npages, tags, &why) >= 0 ? 3 : mine.anon_huge_kb < 2048 ? 4 : 0);
+	}
+	v.src = (uintptr_t)h + PG;
+	v.dst = (uintptr_t)h + SZ_2M + PG;
+	v.len = PG;
+	r = fr_move(fd, &v, 1, 0, &res);
+	e = errno;
+	smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &after);
+	if (pid > 0) {
+		if (write(pipefd[1], &c, 1) != 1)
+			kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	tap_ok(pid > 0 && r == -1 && e == EBUSY && res.done_bytes == 0 && res.split == 0 &&
+	       after.anon_huge_kb == before.anon_huge_kb && WIFEXITED(st) && !WEXITSTATUS(st),
+	       "%s (%s, split %llu, AnonHugePages %ld -> %ld kB, child %d)", t,
+	       r ? strerror(e) : "moved", (unsigned long long)res.split, before.anon_huge_kb,
+	       after.anon_huge_kb, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+out:
+	if (pipefd[0] >= 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+	}
+	free(tags);
+	fr_release(&a);
+}
+
+/*
  * The table again with passes of 3 pages: batches that do not fit one
  * pass must go on to their end, and stop only where an error stops them.
  */
@@ -1034,6 +1105,7 @@ int main(int argc, char **argv)
 	fork_case();
 	soft_dirty_case();
 	thp_case();
+	thp_fork_case();
 	mthp_case();
 	swap_case();
 	fr_release(&area);
