@@ -91,6 +91,9 @@ struct fr_batch {
 	/* The end of the current pass, as a position like (i, off). */
 	u32 end_i;
 	unsigned long end_off;
+	/* How far this call's prepare passes have reached, likewise. */
+	u32 prep_i;
+	unsigned long prep_off;
 	/* The span of source addresses moved since the last flush. */
 	unsigned long lo, hi;
 	/* The VMA fr_move_vma_at() found last. */
@@ -522,6 +525,19 @@ static int fr_move_prepare(struct fr_batch *b)
 			dst = b->v[k].dst + s;
 			n = fr_move_extent(src, dst, e - s);
 			cond_resched();
+			/*
+			 * A pass after a retry starts where the last one
+			 * stopped: that extent is prepared again, and what
+			 * the last prepare reached beyond it is ready still,
+			 * so that each retry costs an extent, not a pass.
+			 * With mmap_lock held for write nothing but rmap
+			 * walkers (splits, which leave less to do) changes
+			 * it, and the locked pass retries where it finds a
+			 * change.
+			 */
+			if ((k != b->i || s != b->off) &&
+			    (k < b->prep_i || (k == b->prep_i && s + n <= b->prep_off)))
+				continue;
 			pmd = fr_move_pmd(b, &b->src_pmd, src);
 			/* A THP the move takes whole needs no table, no split. */
 			if (fr_move_thp_whole(b, pmd, n)) {
@@ -552,6 +568,8 @@ static int fr_move_prepare(struct fr_batch *b)
 			fr_move_split(b, pmd, src, src + n);
 		}
 	}
+	b->prep_i = b->end_i;
+	b->prep_off = b->end_off;
 	return 0;
 }
 
@@ -890,6 +908,12 @@ static int fr_move_locked(struct fr_batch *b)
 	while (fr_move_seg(b, b->i, &s, &e)) {
 		dvma = fr_move_vma_at(b, b->v[b->i].dst);
 		for (; s < e; s += n) {
+			/*
+			 * Only the anon_vma rwsem is held between extents: a
+			 * pass of 2^18 pages must not keep this CPU from
+			 * everything else on it.
+			 */
+			cond_resched();
 			n = fr_move_extent(b->v[b->i].src + s,
 					   b->v[b->i].dst + s, e - s);
 			ret = fr_move_entries(b, dvma, b->v[b->i].src + s,

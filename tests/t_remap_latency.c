@@ -40,6 +40,12 @@
  * whole move fails every run (its waits are the control's), while noise
  * rarely strikes three runs in a row.
  *
+ * FASTREMAP_IOC_MOVE holds the anon_vma root's lock per pass too
+ * (FR_MOVE_PASS_PAGES in move.c): a last scenario makes the fork tree
+ * wait on a batch over a sparse heap of half the size, with the same
+ * bound, the same pinned thread, and its control, the pass bound lifted
+ * through the test-only move_pass_pages.
+ *
  * The mremap(2) run is the reference the figures are read against; it
  * checks nothing of the module's. --no-mremap leaves it out (make check's
  * arm64 lane, where mremap(2)'s 65,536 flushes make it 11-17 s of each
@@ -51,12 +57,14 @@
 #include <sched.h>
 #include <sys/wait.h>
 #include "remap_util.h"
+#include "move_util.h"
 
 #define LOCKWAIT_MS	100.0	/* the bound on the longest lock wait */
 #define ATTEMPTS	3	/* runs of a scenario before its verdict */
 #define WAKE_EVERY_MS	100.0	/* the pinned thread: a sleep per this much move */
 #define SCHEDSTATS	"/proc/sys/kernel/sched_schedstats"
 #define BUDGET		"/sys/module/fastremap/parameters/pass_budget"
+#define MOVE_PASS	"/sys/module/fastremap/parameters/move_pass_pages"
 #define CHUNK		SZ_2M
 
 static size_t len = 128 * SZ_1G;
@@ -286,6 +294,129 @@ out:
 	munmap(pr, PG);
 }
 
+/*
+ * The same for FASTREMAP_IOC_MOVE: one batch over a sparse heap of
+ * @len / 2 bytes with holes allowed, whose passes hold the heap's
+ * anon_vma root lock (MOVE_PASS in move.c bounds them); @use_module 2
+ * lifts the bound (the test-only move_pass_pages). The probe keeps a page
+ * of the heap outside the batch (a page it shares would stop the batch
+ * with EBUSY).
+ */
+static void run_move(int use_module, struct result *res)
+{
+	size_t mlen = len / 2;
+	struct fastremap_move_vec v;
+	struct fastremap_move mres = { 0 };
+	struct fr_area ha;
+	struct probe *pr;
+	pthread_t wt;
+	char *heap, *src, *dst;
+	int r = -1;
+	pid_t pid;
+	double t0;
+
+	memset(res, 0, sizeof(*res));
+	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pr == MAP_FAILED)
+		return;
+	pin(0);
+	heap = map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &ha);
+	if (!heap)
+		goto unmap;
+	src = heap + SZ_2M;
+	dst = src + mlen;
+	*(volatile char *)heap = 1;
+	for (size_t off = 0; off < mlen; off += CHUNK)
+		*(volatile uint64_t *)(src + off) = off ^ 0xfeed;
+	pid = fork();
+	if (pid == 0) {
+		munmap(heap + PG, 2 * mlen + SZ_2M - PG);
+		probe_loop(pr, -1, heap);
+		_exit(0);
+	}
+	while (!pr->ready)
+		usleep(1000);
+	/*
+	 * fork(2) left every page shared until written: each written again
+	 * is this process's alone (the child has unmapped its copies).
+	 */
+	for (size_t off = 0; off < mlen; off += CHUNK)
+		*(volatile uint64_t *)(src + off) = off ^ 0xfeed;
+	usleep(200 * 1000);	/* the baseline */
+	wake_phase = 0;
+	wake_worst_ms = 0;
+	wake_count = 0;
+	pthread_create(&wt, NULL, waker, NULL);
+	usleep(20 * 1000);
+	pr->phase = 1;
+	wake_phase = 1;
+	v = (struct fastremap_move_vec){ (uintptr_t)src, (uintptr_t)dst, mlen };
+	t0 = now_ms();
+	if (use_module != 2 || !fr_write_str(MOVE_PASS, "1099511627776"))
+		r = fr_move(fd, &v, 1, FASTREMAP_MOVE_ALLOW_HOLES, &mres);
+	res->move_ms = now_ms() - t0;
+	if (use_module == 2)
+		fr_write_str(MOVE_PASS, "0");
+	wake_phase = 2;
+	usleep(20 * 1000);
+	pr->phase = 2;
+	wake_phase = 3;
+	pthread_join(wt, NULL);
+	waitpid(pid, NULL, 0);
+	res->worst_ms = pr->worst_ms[1];
+	res->base_ms = pr->worst_ms[0];
+	res->block_ms = pr->block_ms;
+	res->iters = pr->iters[1];
+	res->wake_ms = wake_worst_ms;
+	res->wakes = wake_count;
+	res->ok = r == 0 && mres.done == 1;
+	if (!res->ok)
+		tap_diag("  the batch: %s, done %llu, %llu PTEs", r ? strerror(errno) : "ok",
+			 (unsigned long long)mres.done, (unsigned long long)mres.moved_pte);
+	for (size_t off = 0; res->ok && off < mlen; off += CHUNK)
+		res->ok = *(volatile uint64_t *)(dst + off) == (off ^ 0xfeed);
+	fr_release(&ha);
+unmap:
+	munmap(pr, PG);
+}
+
+/* One scenario's verdict, from its last run (see the top of this file). */
+static void report(const char *what, int attempt, int with_ref, const char *ref,
+		   const struct result *m, const struct result *f, const struct result *u)
+{
+	if (with_ref)
+		tap_diag("  %s:  move %.0f ms; longest lock wait %.1f ms; worst operation %.1f ms of %ld (before the move %.1f ms); mover's CPU: %ld sleeps, worst %.1f ms late",
+			 ref, m->move_ms, m->block_ms, m->worst_ms, m->iters, m->base_ms,
+			 m->wakes, m->wake_ms);
+	else
+		tap_diag("  %s:  not run", ref);
+	tap_diag("  fastremap:  move %.0f ms; longest lock wait %.1f ms; worst operation %.1f ms of %ld (before the move %.1f ms); mover's CPU: %ld sleeps, worst %.1f ms late",
+		 f->move_ms, f->block_ms, f->worst_ms, f->iters, f->base_ms, f->wakes, f->wake_ms);
+	tap_diag("  control, the module without its pass bound (test-only parameter): move %.0f ms; longest lock wait %.1f ms",
+		 u->move_ms, u->block_ms);
+	tap_ok(u->ok && u->block_ms >= LOCKWAIT_MS,
+	       "%s: control: without the pass bound the wait is seen (%.1f ms >= %.0f ms; run %d)",
+	       what, u->block_ms, LOCKWAIT_MS, attempt);
+	tap_ok(m->ok && f->ok, "%s: %s succeeded, data intact", what,
+	       with_ref ? "both moves" : "the module's move");
+	tap_ok(f->iters >= 3, "%s: the probe ran during the move (%ld times)", what, f->iters);
+	tap_ok(f->block_ms >= 0 && f->block_ms < LOCKWAIT_MS,
+	       "%s: longest lock wait %.1f ms < %.0f ms (move %.0f ms)",
+	       what, f->block_ms, LOCKWAIT_MS, f->move_ms);
+	tap_ok(f->wakes >= (long)(f->move_ms / WAKE_EVERY_MS),
+	       "%s: a thread on the mover's CPU ran during the move (%ld 1 ms sleeps in %.0f ms)",
+	       what, f->wakes, f->move_ms);
+}
+
+/* Whether a run of a scenario meets every check. */
+static int passed(const struct result *m, const struct result *f, const struct result *u)
+{
+	return u->ok && u->block_ms >= LOCKWAIT_MS && m->ok && f->ok && f->iters >= 3 &&
+	       f->block_ms >= 0 && f->block_ms < LOCKWAIT_MS &&
+	       f->wakes >= (long)(f->move_ms / WAKE_EVERY_MS);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const what[] = {
@@ -327,40 +458,37 @@ int main(int argc, char **argv)
 			else
 				tap_diag("  longest lock wait: fastremap: %.1f ms; control: %.1f ms",
 					 f.block_ms, u.block_ms);
-			if (u.ok && u.block_ms >= LOCKWAIT_MS && m.ok && f.ok && f.iters >= 3 &&
-			    f.block_ms >= 0 && f.block_ms < LOCKWAIT_MS &&
-			    f.wakes >= (long)(f.move_ms / WAKE_EVERY_MS))
+			if (passed(&m, &f, &u))
 				break;
 		}
 		if (attempt > ATTEMPTS)
 			attempt = ATTEMPTS;
 		if (with_mremap)
-			tap_diag("  mremap(2):  move %.0f ms; longest lock wait %.1f ms; worst operation %.1f ms of %ld (before the move %.1f ms); mover's CPU: %ld sleeps, worst %.1f ms late",
-				 m.move_ms, m.block_ms, m.worst_ms, m.iters, m.base_ms, m.wakes, m.wake_ms);
-		else
-			tap_diag("  mremap(2):  not run (--no-mremap)");
-		tap_diag("  fastremap:  move %.0f ms; longest lock wait %.1f ms; worst operation %.1f ms of %ld (before the move %.1f ms); mover's CPU: %ld sleeps, worst %.1f ms late",
-			 f.move_ms, f.block_ms, f.worst_ms, f.iters, f.base_ms, f.wakes, f.wake_ms);
-		tap_diag("  control, the module without its pass bound (test-only pass_budget): move %.0f ms; longest lock wait %.1f ms",
-			 u.move_ms, u.block_ms);
-		if (with_mremap)
 			printf("# FR-STATS lockwait_%s_mremap_ms=%.0f\n", shared ? "file" : "fork",
 			       m.block_ms);
 		printf("# FR-STATS lockwait_%s_fastremap_ms=%.0f lockwait_%s_unbounded_ms=%.0f\n",
 		       shared ? "file" : "fork", f.block_ms, shared ? "file" : "fork", u.block_ms);
-		tap_ok(u.ok && u.block_ms >= LOCKWAIT_MS,
-		       "%s: control: without the pass bound the wait is seen (%.1f ms >= %.0f ms; run %d)",
-		       what[shared], u.block_ms, LOCKWAIT_MS, attempt);
-		tap_ok(m.ok && f.ok, "%s: %s succeeded, data intact", what[shared],
-		       with_mremap ? "both moves" : "the module's move");
-		tap_ok(f.iters >= 3, "%s: the probe ran during the move (%ld times)",
-		       what[shared], f.iters);
-		tap_ok(f.block_ms >= 0 && f.block_ms < LOCKWAIT_MS,
-		       "%s: longest lock wait %.1f ms < %.0f ms (move %.0f ms)",
-		       what[shared], f.block_ms, LOCKWAIT_MS, f.move_ms);
-		tap_ok(f.wakes >= (long)(f.move_ms / WAKE_EVERY_MS),
-		       "%s: a thread on the mover's CPU ran during the move (%ld 1 ms sleeps in %.0f ms)",
-		       what[shared], f.wakes, f.move_ms);
+		report(what[shared], attempt, with_mremap, "mremap(2)", &m, &f, &u);
+	}
+	/* FASTREMAP_IOC_MOVE: no reference run (UFFDIO_MOVE holds no such lock). */
+	{
+		const char *w = "fork+exit in the same fork tree during a FASTREMAP_IOC_MOVE batch";
+		int attempt;
+
+		m = (struct result){ .ok = 1, .move_ms = -1, .block_ms = -1 };
+		for (attempt = 1; attempt <= ATTEMPTS; attempt++) {
+			run_move(1, &f);
+			run_move(2, &u);
+			tap_diag("%s of a %zu GiB sparse heap (run %d of at most %d): longest lock wait: fastremap: %.1f ms; control: %.1f ms",
+				 w, len / 2 / SZ_1G, attempt, ATTEMPTS, f.block_ms, u.block_ms);
+			if (passed(&m, &f, &u))
+				break;
+		}
+		if (attempt > ATTEMPTS)
+			attempt = ATTEMPTS;
+		printf("# FR-STATS lockwait_move_fastremap_ms=%.0f lockwait_move_unbounded_ms=%.0f\n",
+		       f.block_ms, u.block_ms);
+		report(w, attempt, 0, "reference", &m, &f, &u);
 	}
 	fr_write_str(SCHEDSTATS, was);
 	return tap_done();
