@@ -53,31 +53,11 @@
  * SECONDS: per scenario (default 8).
  */
 #define _GNU_SOURCE
-#include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include "remap_util.h"
 #include "move_util.h"
-
-/* Debian 12's headers predate UFFDIO_MOVE (see t_move_uffd.c). */
-#ifndef UFFD_FEATURE_MOVE
-#define UFFD_FEATURE_MOVE			(1 << 16)
-#define _UFFDIO_MOVE				(0x05)
-#define UFFDIO_MOVE_MODE_DONTWAKE		((__u64)1 << 0)
-#define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES	((__u64)1 << 1)
-struct uffdio_move {
-	__u64 dst;
-	__u64 src;
-	__u64 len;
-	__u64 mode;
-	__s64 move;
-};
-#define UFFDIO_MOVE	_IOWR(UFFDIO, _UFFDIO_MOVE, struct uffdio_move)
-#endif
-#ifndef UFFD_USER_MODE_ONLY
-#define UFFD_USER_MODE_ONLY	1
-#endif
 
 /* How thread A moves; thread B always uses UFFDIO_MOVE. */
 enum mover { IOC_MOVE, IOC_REMAP, SYS_MREMAP, UFFD_MOVE };
