@@ -59,7 +59,8 @@ for suite in $suites; do
 			stuck=$(sed -E 's/.*stuck for ([0-9]+)s.*/\1/' <<<"$bug")
 			after=$(awk -v a="$at" -v s="$stuck" -v t="${t0:-0}" \
 				'BEGIN { v = a - s - t; printf "%.0f", v < 0 ? 0 : v }')
-			verdict="DEADLOCKED about $after s into the race (report: ${bug#*] })"
+			[ "$after" = 0 ] && after="less than 1" # the report's seconds are whole
+			verdict="DEADLOCKED $after s into the race (report: ${bug#*] })"
 			# The frames that hold or wait for the two locks.
 			frames=$(grep -oE '(move_ptes|move_huge_pmd|move_pgt_entry|move_page_tables|move_pages_ptes|move_pages_huge_pmd|move_pages|userfaultfd_ioctl|_raw_spin_lock)\+[0-9a-fx/]+' \
 				"$log" | sed -E 's/\+.*//' | awk '!seen[$0]++' | paste -sd' ')
