@@ -217,4 +217,28 @@ static inline int mv_vma_count(void)
 	return n;
 }
 
+/*
+ * UFFDIO_MOVE (6.8+), which t_move_uffd compares with and t_move_order
+ * races against: Debian 12's headers predate it (the kernels under test
+ * have it). UFFD_USER_MODE_ONLY (5.11) for the same reason.
+ */
+#include <linux/userfaultfd.h>
+#ifndef UFFD_FEATURE_MOVE
+#define UFFD_FEATURE_MOVE			(1 << 16)
+#define _UFFDIO_MOVE				(0x05)
+#define UFFDIO_MOVE_MODE_DONTWAKE		((__u64)1 << 0)
+#define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES	((__u64)1 << 1)
+struct uffdio_move {
+	__u64 dst;
+	__u64 src;
+	__u64 len;
+	__u64 mode;
+	__s64 move;
+};
+#define UFFDIO_MOVE	_IOWR(UFFDIO, _UFFDIO_MOVE, struct uffdio_move)
+#endif
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY			1
+#endif
+
 #endif /* FR_MOVE_UTIL_H */

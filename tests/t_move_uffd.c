@@ -19,26 +19,9 @@
  * Usage: t_move_uffd [SEED [BATCHES]]
  */
 #define _GNU_SOURCE
-#include <linux/userfaultfd.h>
 #include <sys/wait.h>
 #include "remap_util.h"
 #include "move_util.h"
-
-/* Debian 12's headers predate UFFDIO_MOVE (the kernels under test have it). */
-#ifndef UFFD_FEATURE_MOVE
-#define UFFD_FEATURE_MOVE			(1 << 16)
-#define _UFFDIO_MOVE				(0x05)
-#define UFFDIO_MOVE_MODE_DONTWAKE		((__u64)1 << 0)
-#define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES	((__u64)1 << 1)
-struct uffdio_move {
-	__u64 dst;
-	__u64 src;
-	__u64 len;
-	__u64 mode;
-	__s64 move;
-};
-#define UFFDIO_MOVE	_IOWR(UFFDIO, _UFFDIO_MOVE, struct uffdio_move)
-#endif
 
 #define HEAP		(4 * SZ_1M)
 #define NPAGES		(HEAP / PG)
