@@ -4,7 +4,11 @@
 # in the kernel's own source, Debian's linux-source-<major.minor> of the
 # suite: the compiler decides, on the suite's headers, whether the two
 # types are the same. A kernel that changes one then fails the test build
-# instead of being called with the wrong arguments. Prints TAP.
+# instead of being called with the wrong arguments.
+# Then the check every build of the module makes itself (module/decls.c,
+# against the kernel's BTF and headers): that the suite's build log says
+# which one ran, and that it refuses a planted wrong prototype, naming
+# the function, and passes the right one. Prints TAP.
 # Usage: check-decls.sh SUITE  (after scripts/build-module.sh SUITE)
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -115,5 +119,96 @@ for d in $declared; do
 	fi
 done
 [ "$n" -ge 4 ] || { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - at least 4 functions checked (symlist.h: $(printf '%s\n' "$pairs" | grep -c .))"; }
+
+# The build's own check (module/decls.c). tap OK DESCRIPTION [LOG]
+tap() {
+	n=$((n + 1))
+	if [ "$1" = 1 ]; then
+		echo "ok $n - $suite: $2"
+	else
+		echo "not ok $n - $suite: $2"
+		fail=$((fail + 1))
+		[ -z "${3:-}" ] || grep -aE 'error|fastremap:' "$3" | head -n 12 | sed 's/^/# /'
+	fi
+}
+# What the suite's build said it checked: the BTF of the vmlinux its
+# headers ship, with every function this build calls in it, else the
+# headers alone, and then only where there is no such BTF.
+said=$(grep -a '^fastremap: kernel function prototypes:' "$FR_BUILD/$suite/build.log")
+if [ -z "$said" ]; then
+	tap 0 "the build log says which prototype check ran" "$FR_BUILD/$suite/build.log"
+elif [ "${said#*checked against the BTF of }" != "$said" ]; then
+	called=$(fr_expand_symlist "$FR_BUILD/$suite" 'fn name' | tr ' ;' '\n\n' |
+		awk '$0 == "fn" { getline; sub(/^fr_sc_/, ""); print }')
+	missing=
+	for name in $called; do
+		# (A name may be followed by why it is not: "(two prototypes)".)
+		case $said in *"not in it:"*[\ ,:]"$name"[\ ,\)]*) missing="$missing $name" ;; esac
+	done
+	tap "$([ -z "$missing" ] && [ -n "$called" ] && echo 1)" \
+		"the build checked the $(printf '%s\n' "$called" | grep -c .) functions it calls against the BTF of the vmlinux its headers ship${missing:+ (not in it:$missing)}"
+	[ -z "$missing" ] || printf '# %s\n' "$said"
+else
+	# No BTF: right only where the headers have no vmlinux carrying it.
+	fr_in_root "$suite" test -e "$kdir/vmlinux" && nobtf=0 || nobtf=1
+	case $said in *"$kdir/vmlinux: no .BTF section"*) nobtf=1 ;; esac
+	tap "$nobtf" "the build checked prototypes against the headers only: its headers have no vmlinux BTF"
+	printf '# %s\n' "$said"
+fi
+
+# Planted prototypes, in decls.o alone, from the module's sources and this
+# build's probe answers: a BTF (made by gcc -gbtf) of a kernel whose
+# copy_vma() gained an argument, as a stable update once gave it one, and
+# a header declaring swap_cache_get_folio() otherwise, which the module's
+# build must both refuse, naming each function; then the same BTF with
+# compat.h's copy_vma(), and a build without a host compiler for btfdecls,
+# which must pass.
+prel="$rel/plant" pstage="$stage/plant"
+fr_stage_src "$pstage"
+cp "$FR_BUILD/$suite/compat-generated.h" "$pstage/module/"
+cat >"$pstage/plant.c" <<'PLANT'
+typedef _Bool bool;
+typedef unsigned long pgoff_t;
+struct vm_area_struct;
+struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
+				unsigned long addr, unsigned long len,
+				pgoff_t pgoff, bool *need_rmap_locks,
+				bool keep_source PLANTED)
+{
+	return 0;
+}
+PLANT
+printf 'struct folio;\nstruct folio *swap_cache_get_folio(void *planted);\n' >"$pstage/plant.h"
+if ! gcc -gbtf -c -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
+	! gcc -gbtf -c -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
+	fr_die "gcc -gbtf: cannot make the planted BTF"
+fi
+# plant_build NAME MAKE-ARGUMENTS...: builds decls.o; its log in NAME.log.
+plant_build() {
+	local name=$1
+	shift
+	rm -f "$pstage/module/decls.o" "$pstage/module/decls-generated.h"
+	# shellcheck disable=SC2046
+	fr_in_root "$suite" make -C "$kdir" M="$prel/module" $(fr_kmake_args) "$@" decls.o \
+		>"$pstage/$name.log" 2>&1
+}
+plant_build wrong FR_DECLS_BTF="$prel/wrong.o" KCFLAGS="-include $prel/plant.h"
+rc=$?
+log="$pstage/wrong.log"
+named=$(grep -aoE 'fastremap: [a-z_0-9]+\(\) differs from the kernel' "$log" | sort -u | cut -d' ' -f2 | xargs)
+tap "$([ "$rc" != 0 ] && [ "$named" = "copy_vma()" ] && echo 1)" \
+	"a BTF whose copy_vma() has another argument: the build refuses, naming copy_vma() (named: ${named:-none})" "$log"
+# (GCC quotes names with ASCII or UTF-8 quotes, after the locale.)
+conflicts=$(grep -aoE 'conflicting types for [^a-z_0-9]*[a-z_0-9]+' "$log" | sed -E 's/.*[^a-z_0-9]//' | sort -u | xargs)
+tap "$([ "$rc" != 0 ] && [ "$conflicts" = swap_cache_get_folio ] && echo 1)" \
+	"a header declaring swap_cache_get_folio() otherwise: the build refuses, naming it (named: ${conflicts:-none})" "$log"
+plant_build right FR_DECLS_BTF="$prel/right.o"
+rc=$?
+tap "$([ "$rc" = 0 ] && grep -aq "checked against the BTF of $prel/right.o" "$pstage/right.log" && echo 1)" \
+	"the same BTF with compat.h's copy_vma(): the build passes" "$pstage/right.log"
+plant_build nocc HOSTCC=no-such-compiler
+rc=$?
+tap "$([ "$rc" = 0 ] && grep -aq 'no host compiler for btfdecls: checked against the declarations in the kernel headers only' \
+	"$pstage/nocc.log" && echo 1)" "no host compiler for btfdecls: the build passes, checking the headers only, and says so" "$pstage/nocc.log"
 echo "1..$n"
 exit $((fail > 0))
