@@ -2,17 +2,19 @@
 /*
  * The order of the two page-table locks a move takes, against UFFDIO_MOVE
  * (6.8+). A move holds the lock of its source's page table and that of
- * its destination's at once. The module takes them source first, under
- * mmap_lock held for write and the per-VMA write locks of the VMAs it
- * moves between; UFFDIO_MOVE runs under per-VMA read locks, which it gets
- * on every VMA the module did not write-lock, and takes its two locks in
- * the order of their addresses (double_pt_lock(), move_pages_huge_pmd()).
- * A PTE table maps 2 MiB and a PMD table 1 GiB, so neighbouring VMAs
- * share them: if the module moves S to D while UFFDIO_MOVE moves X to Y,
- * S and X in one table and D and Y in another, one of the two directions
- * of each round trip takes the pair in the other order than UFFDIO_MOVE
- * does, and two CPUs can each hold one lock and spin on the other with
- * preemption off for good (an ABBA deadlock: "BUG: soft lockup" on both).
+ * its destination's at once, under mmap_lock held for write and the
+ * per-VMA write locks of the VMAs it moves between; UFFDIO_MOVE runs
+ * under per-VMA read locks, which it gets on every VMA the module did not
+ * write-lock, and takes its two locks in the order of their addresses
+ * (double_pt_lock(), move_pages_huge_pmd()), so the module must take its
+ * pairs in that order too (fr_lock2()). A mover that takes them source
+ * first, as mremap(2) does, deadlocks: a PTE table maps 2 MiB and a PMD
+ * table 1 GiB, so neighbouring VMAs share them; if it moves S to D while
+ * UFFDIO_MOVE moves X to Y, S and X in one table and D and Y in another,
+ * one of the two directions of each round trip takes the pair in the
+ * other order than UFFDIO_MOVE does, and two CPUs can each hold one lock
+ * and spin on the other with preemption off for good (an ABBA deadlock:
+ * "BUG: soft lockup" on both).
  *
  * Each scenario runs two threads on two CPUs for a fixed time: thread A
  * moves its page (or THP) S -> D -> S with the module, thread B moves X
