@@ -464,7 +464,8 @@ again:
 		folio = fr_move_pte_folio(ptent);
 		if (!folio || !folio_test_large(folio) ||
 		    !folio_test_anon(folio) ||
-		    !fr_move_page_movable(pte_page(ptent)))
+		    (!fr_move_page_movable(pte_page(ptent)) &&
+		     !FR_MUTANT(MOVE_SPLIT_SHARED)))
 			continue;
 		folio_get(folio);
 		spin_unlock(ptl);
@@ -504,7 +505,8 @@ static bool fr_move_thp_stuck(pmd_t pmd)
 {
 	struct page *page = pmd_page(pmd);
 
-	return folio_test_anon(page_folio(page)) && !fr_move_page_movable(page);
+	return folio_test_anon(page_folio(page)) && !fr_move_page_movable(page) &&
+	       !FR_MUTANT(MOVE_SPLIT_SHARED);
 }
 
 /*
@@ -1006,7 +1008,7 @@ static int fr_move_batch(struct fr_batch *b)
 		 * either way the batch goes on until its last move or an
 		 * error. Only passes that move nothing count as stalls.
 		 */
-		if (ret < 0)
+		if (ret < 0 || (!ret && FR_MUTANT(MOVE_ONE_PASS)))
 			break;
 		if (b->i != i || b->off != off)
 			stalls = 0;

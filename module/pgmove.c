@@ -174,7 +174,7 @@ static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
  */
 void fr_lock2(spinlock_t *a, spinlock_t *b)
 {
-	if (a > b)
+	if (a > b && !FR_MUTANT(LOCK_UNORDERED))
 		swap(a, b);
 	spin_lock(a);
 	if (b != a)
