@@ -128,8 +128,10 @@ struct fastremap_remap {
 /*
  * FASTREMAP_IOC_MOVE: many page moves inside existing private anonymous
  * mappings, in order, under one acquisition of the locks and with one TLB
- * flush for the batch (for compacting garbage collectors and arena
- * allocators). No mapping is created, split, merged or removed:
+ * flush per pass of up to 2^18 pages (so one for most batches; a page
+ * that is busy for a moment ends a pass early), for compacting garbage
+ * collectors and arena allocators. A batch of any size runs to its end or
+ * to an error. No mapping is created, split, merged or removed:
  * /proc/self/maps is the same before and after. Pages move, not bytes:
  * each page's physical frame leaves the source for the destination, which
  * must be empty (never faulted in, or emptied by an earlier move or by
