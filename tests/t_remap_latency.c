@@ -42,7 +42,7 @@
  *
  * FASTREMAP_IOC_MOVE holds the anon_vma root's lock per pass too
  * (FR_MOVE_PASS_PAGES in move.c): a last scenario makes the fork tree
- * wait on a batch over a sparse heap of half the size, with the same
+ * wait on a batch over a sparse heap of a quarter of the size, with the same
  * bound, the same pinned thread, and its control, the pass bound lifted
  * through the test-only move_pass_pages.
  *
@@ -296,7 +296,7 @@ out:
 
 /*
  * The same for FASTREMAP_IOC_MOVE: one batch over a sparse heap of
- * @len / 2 bytes with holes allowed, whose passes hold the heap's
+ * @len / 4 bytes with holes allowed, whose passes hold the heap's
  * anon_vma root lock (MOVE_PASS in move.c bounds them); @use_module 2
  * lifts the bound (the test-only move_pass_pages). The probe keeps a page
  * of the heap outside the batch (a page it shares would stop the batch
@@ -304,7 +304,7 @@ out:
  */
 static void run_move(int use_module, struct result *res)
 {
-	size_t mlen = len / 2;
+	size_t mlen = len / 4;
 	struct fastremap_move_vec v;
 	struct fastremap_move mres = { 0 };
 	struct fr_area ha;
@@ -480,7 +480,7 @@ int main(int argc, char **argv)
 			run_move(1, &f);
 			run_move(2, &u);
 			tap_diag("%s of a %zu GiB sparse heap (run %d of at most %d): longest lock wait: fastremap: %.1f ms; control: %.1f ms",
-				 w, len / 2 / SZ_1G, attempt, ATTEMPTS, f.block_ms, u.block_ms);
+				 w, len / 4 / SZ_1G, attempt, ATTEMPTS, f.block_ms, u.block_ms);
 			if (passed(&m, &f, &u))
 				break;
 		}
