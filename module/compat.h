@@ -324,7 +324,8 @@ static inline enum fr_leaf fr_pte_leaf(pte_t pte, swp_entry_t *entry)
 /*
  * The swap-cache folio of @entry, referenced, or NULL. The caller keeps
  * the device from being swapped off otherwise (see move.c). On 6.x the
- * lookup also counts a readahead hit when the folio was read ahead.
+ * lookup also clears PG_readahead (alias PG_reclaim) and counts a
+ * readahead hit if it was set; fr_move_swap() says why that is kept.
  */
 static inline struct folio *fr_swap_cache_folio(swp_entry_t entry)
 {

@@ -711,6 +711,37 @@ static noinline int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma
 	/* Shared with a child since fork(2). */
 	if (!pte_swp_exclusive(orig))
 		return -EBUSY;
+	/*
+	 * On 6.x this is swap_cache_get_folio() without a VMA, as shmem's
+	 * swap-in calls it: a folio still marked PG_readahead (read ahead,
+	 * never mapped), or PG_reclaim, the same bit (under writeback for
+	 * reclaim), loses the mark and counts a readahead hit (SWAP_RA_HIT,
+	 * and swapin_readahead_hits, which sizes the next cluster
+	 * readahead's window). The destination's fault then credits no hit
+	 * to its VMA's window, and folio_end_writeback() does not rotate
+	 * the folio to the inactive tail. Readahead sizing and LRU order
+	 * only, one hit per folio at most. UFFDIO_MOVE and memcg's charge
+	 * moving skip the accounting with filemap_get_folio() on
+	 * swap_address_space(), which needs mm/swap.h's private layout:
+	 * swapper_spaces is not exported and its index changed between 6.1
+	 * and 6.12 (swap_cache_index()), which no feature test can see. On
+	 * 7.x the lookup counts nothing (the fault calls
+	 * swap_update_readahead()).
+	 *
+	 * The folio is mapped nowhere (the entry is exclusive), so no rmap
+	 * walk that reads its anon_vma now can miss it: folio_referenced()
+	 * returns at once for a zero mapcount, folio_lock_anon_vma_read()
+	 * gives up on an unmapped folio, and the walkers that go on
+	 * (try_to_unmap(), migration) hold the folio lock, taken first
+	 * here. folio_referenced()'s lockless caller, shrink_active_list(),
+	 * keeps the folio off the LRU, so reclaim cannot have unmapped it
+	 * into this entry during that walk. A lockless walker that read the
+	 * old anon_vma while the folio was still mapped and locks it only
+	 * after the destination's fault maps the folio again (page_idle,
+	 * DAMON) meets what a move of a mapped folio leaves it: 6.1's
+	 * folio_lock_anon_vma_read() does not check folio->mapping again
+	 * after locking, as kernels with UFFDIO_MOVE do.
+	 */
 	folio = fr_swap_cache_folio(entry);
 	if (folio) {
 		if (folio_test_large(folio)) {
