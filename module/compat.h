@@ -370,4 +370,32 @@ static inline void fr_folio_move_anon(struct folio *folio,
 		   ((unsigned long)anon_vma + FR_MAPPING_ANON));
 }
 
+/* The anon_vma of an anonymous folio that is not KSM's. */
+static inline struct anon_vma *fr_folio_anon_vma(struct folio *folio)
+{
+	return (struct anon_vma *)((unsigned long)READ_ONCE(folio->mapping) -
+				   FR_MAPPING_ANON);
+}
+
+/*
+ * Whether a mapped folio of @from may become @to's. An rmap walker that
+ * holds no folio lock (folio_referenced() from shrink_active_list(),
+ * page_idle, DAMON) reads folio->mapping, then takes that anon_vma's root
+ * lock. Kernels with UFFDIO_MOVE read folio->mapping again under the lock
+ * and start over if it changed. Older ones rely on a mapped folio's
+ * anon_vma changing only to a descendant of it (do_wp_page()'s reuse),
+ * which keeps the old one alive, and the folio in its tree, for as long
+ * as the folio is mapped: there only such a change is allowed.
+ */
+static inline bool fr_anon_vma_may_become(struct anon_vma *from,
+					  struct anon_vma *to)
+{
+#if !defined(FR_HAVE_UFFDIO_MOVE)
+	for (; to != from; to = to->parent)
+		if (to->parent == to)
+			return false;
+#endif
+	return true;
+}
+
 #endif /* FASTREMAP_COMPAT_H */

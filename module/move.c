@@ -639,6 +639,9 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 		 */
 		if (READ_ONCE(folio->mapping) != (struct address_space *)
 		    ((unsigned long)dvma->anon_vma + FR_MAPPING_ANON)) {
+			if (!fr_anon_vma_may_become(fr_folio_anon_vma(folio),
+						    dvma->anon_vma))
+				return -EXDEV;
 			if (!folio_trylock(folio)) {
 				folio_get(folio);
 				b->wait = folio;
@@ -801,6 +804,10 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	}
 	if (!fr_move_page_movable(page)) {
 		ret = -EBUSY;
+		goto out;
+	}
+	if (!fr_anon_vma_may_become(fr_folio_anon_vma(folio), dvma->anon_vma)) {
+		ret = -EXDEV;
 		goto out;
 	}
 	if (!folio_trylock(folio)) {

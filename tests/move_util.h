@@ -241,4 +241,17 @@ struct uffdio_move {
 #define UFFD_USER_MODE_ONLY			1
 #endif
 
+/* Whether the running kernel has UFFDIO_MOVE (6.1 refuses the feature). */
+static inline int fr_have_uffd_move(void)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };
+	int uffd = syscall(SYS_userfaultfd, O_CLOEXEC), ok;
+
+	if (uffd < 0)
+		return 0;
+	ok = !ioctl(uffd, UFFDIO_API, &api) && (api.features & UFFD_FEATURE_MOVE);
+	close(uffd);
+	return ok;
+}
+
 #endif /* FR_MOVE_UTIL_H */

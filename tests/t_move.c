@@ -988,6 +988,56 @@ out:
 }
 
 /*
+ * In a forked child, between two mappings it inherited from one mapping
+ * of the parent's: each has an anon_vma of its own, siblings under the
+ * parent's. A page the child wrote belongs to the first one's. Kernels
+ * with UFFDIO_MOVE (6.8+) let a mapped folio take any anon_vma of the
+ * root, and the page moves; older ones assume a mapped folio's anon_vma
+ * only ever becomes a descendant of it, and the module refuses (EXDEV),
+ * the page staying where it was.
+ */
+static void sibling_case(int have_uffd_move)
+{
+	const char *t = have_uffd_move ?
+		"a forked child's page between two inherited mappings moves (6.8+)" :
+		"a forked child's page between two inherited mappings -> EXDEV (before 6.8)";
+	struct fastremap_move_vec v;
+	struct fr_area a;
+	int st = -1;
+	char *h;
+	pid_t pid;
+
+	h = map_aligned(P(32), SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0, &a);
+	if (!h)
+		return (void)tap_ok(0, "%s: map", t);
+	mv_fill(h, mv_tag(seed, 0));
+	/* Two mappings of one anon_vma: the second half's flags differ. */
+	if (madvise(h + P(16), P(16), MADV_NOHUGEPAGE)) {
+		fr_release(&a);
+		return (void)tap_ok(0, "%s: split", t);
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct fastremap_move res;
+		uint64_t tag = mv_tag(seed, 7);
+		int r;
+
+		mv_fill(h + P(1), tag);		/* the child's own page */
+		v = (struct fastremap_move_vec){ (uintptr_t)h + P(1), (uintptr_t)h + P(20), PG };
+		r = fr_move(fd, &v, 1, 0, &res);
+		if (have_uffd_move)
+			_exit(r ? 1 : ((uint64_t *)(h + P(20)))[0] != tag ? 2 : 0);
+		_exit(!r || errno != EXDEV ? 3 : ((uint64_t *)(h + P(1)))[0] != tag ? 4 : 0);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	tap_ok(WIFEXITED(st) && !WEXITSTATUS(st), "%s (child %d)", t,
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	fr_release(&a);
+}
+
+/*
  * The table again with passes of 3 pages: batches that do not fit one
  * pass must go on to their end, and stop only where an error stops them.
  */
@@ -1103,6 +1153,7 @@ int main(int argc, char **argv)
 	mapping_cases();
 	exdev_case();
 	fork_case();
+	sibling_case(fr_have_uffd_move());
 	soft_dirty_case();
 	thp_case();
 	thp_fork_case();

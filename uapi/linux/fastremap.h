@@ -181,6 +181,11 @@ struct fastremap_remap {
  *      after fork(2), KSM, pinned by get_user_pages, a swap entry shared
  *      after fork(2)), or a large folio could not be split.
  * EAGAIN: the page stayed under migration, or locked, too long: retry.
+ * EXDEV: (kernels before 6.8, which have no UFFDIO_MOVE) the page belongs
+ *      to an anon_vma the destination mapping's does not descend from:
+ *      in a forked child, a page it wrote in one inherited mapping moved
+ *      to another (their reverse-map walkers assume a mapped page's
+ *      anon_vma only ever becomes a descendant of it).
  * ENOMEM: page tables for the destination could not be allocated.
  * EINTR: a fatal signal arrived while waiting.
  * EFAULT: the moves were made but the result could not be written (another
