@@ -135,6 +135,18 @@ static atomic_uint fr_retry_at;
 static atomic_uint fr_pos_ok;
 /* unsigned long: the check is made where that holds an off_t (LP64). */
 static atomic_ulong fr_pos;
+/*
+ * FASTREMAP_FEAT_REMAP_PINNED: the module reports every move it made as
+ * a success, so its EFAULT never follows a change.
+ */
+static atomic_uint fr_pinned;
+
+/* The descriptor a call uses, and the state word that published it. */
+struct fr_ref {
+	int fd;
+	unsigned int state;
+	int fresh;	/* opened and published by this call */
+};
 
 struct fr_why {
 	int reason;
@@ -315,17 +327,32 @@ static int fr_open_reason(int err)
 	}
 }
 
-/* Remembers for a while that the device cannot be used, and why. */
-static void fr_set_unavailable(unsigned int seen, int reason, int err)
+/*
+ * Remembers for a while that the device cannot be used, and why. Returns
+ * whether the state was still @seen (and is now "unavailable").
+ */
+static int fr_set_unavailable(unsigned int seen, int reason, int err)
 {
 	atomic_store_explicit(&fr_why, (unsigned int)reason << 16 |
 			      ((unsigned int)err & 0xffff), memory_order_relaxed);
 	atomic_store_explicit(&fr_retry_at, fr_now_s() + 1, memory_order_relaxed);
 	/* If another thread published something meanwhile, keep theirs. */
-	atomic_compare_exchange_strong_explicit(&fr_state, &seen,
-						fr_next(seen, FR_SLOT_UNAVAILABLE),
-						memory_order_release,
-						memory_order_relaxed);
+	return atomic_compare_exchange_strong_explicit(&fr_state, &seen,
+						       fr_next(seen, FR_SLOT_UNAVAILABLE),
+						       memory_order_acq_rel,
+						       memory_order_relaxed);
+}
+
+/*
+ * Forgets the descriptor published as @state, without closing it: the
+ * number may be the caller's now. The next call opens the device again.
+ */
+static void fr_forget(unsigned int state)
+{
+	atomic_compare_exchange_strong_explicit(&fr_state, &state,
+						fr_next(state, FR_SLOT_UNKNOWN),
+						memory_order_acq_rel,
+						memory_order_acquire);
 }
 
 /*
@@ -350,7 +377,7 @@ static int fr_high_fd(int fd)
  * descriptor; -1 when the device cannot be used (why says why); -2 when
  * another thread changed the state meanwhile: look again.
  */
-static int fr_open(unsigned int seen, struct fr_why *why)
+static int fr_open(unsigned int seen, struct fr_why *why, unsigned int *state)
 {
 	struct fastremap_info info;
 	uint32_t dev = 0;
@@ -402,9 +429,11 @@ static int fr_open(unsigned int seen, struct fr_why *why)
 	atomic_store_explicit(&fr_dev, dev, memory_order_relaxed);
 	if (info.features & FASTREMAP_FEAT_POS_COOKIE)
 		atomic_store_explicit(&fr_pos_ok, 1, memory_order_relaxed);
+	atomic_store_explicit(&fr_pinned, !!(info.features & FASTREMAP_FEAT_REMAP_PINNED),
+			      memory_order_relaxed);
+	*state = fr_next(seen, (unsigned int)fd + FR_SLOT_FD0);
 	if (atomic_compare_exchange_strong_explicit(
-		    &fr_state, &seen,
-		    fr_next(seen, (unsigned int)fd + FR_SLOT_FD0),
+		    &fr_state, &seen, *state,
 		    memory_order_acq_rel, memory_order_acquire))
 		return fd;
 	/* Another thread got there first: use what it published. */
@@ -414,10 +443,16 @@ static int fr_open(unsigned int seen, struct fr_why *why)
 
 /*
  * The device descriptor, opened on first use; -1 with why set when the
- * device cannot be used for this call.
+ * device cannot be used for this call. @ref (may be NULL) says under
+ * which state word it was published and whether this call opened it.
  */
-static int fr_device(struct fr_why *why)
+static int fr_device(struct fr_why *why, struct fr_ref *ref)
 {
+	struct fr_ref dummy;
+
+	if (!ref)
+		ref = &dummy;
+	ref->fresh = 0;
 	for (int tries = 0; tries < 8; tries++) {
 		unsigned int s = atomic_load_explicit(&fr_state, memory_order_acquire);
 		uint32_t dev = 0;
@@ -440,8 +475,10 @@ static int fr_device(struct fr_why *why)
 			if (atomic_load_explicit(&fr_pos_ok, memory_order_relaxed)) {
 				pos = fr_sys_pos(fd);
 				if (pos > 0 && (unsigned long)pos ==
-				    atomic_load_explicit(&fr_pos, memory_order_relaxed))
+				    atomic_load_explicit(&fr_pos, memory_order_relaxed)) {
+					ref->state = s;
 					return fd;
+				}
 			}
 			chr = fr_chr_dev(fd, &dev);
 			if (chr == 1 &&
@@ -453,6 +490,7 @@ static int fr_device(struct fr_why *why)
 				if (pos > 0)
 					atomic_store_explicit(&fr_pos, (unsigned long)pos,
 							      memory_order_relaxed);
+				ref->state = s;
 				return fd;
 			}
 			if (chr < 0 && chr != -EBADF) {
@@ -465,9 +503,7 @@ static int fr_device(struct fr_why *why)
 			 * The caller closed or reused our descriptor. The
 			 * number is theirs now: forget it, do not close it.
 			 */
-			atomic_compare_exchange_strong_explicit(
-				&fr_state, &s, fr_next(s, FR_SLOT_UNKNOWN),
-				memory_order_acq_rel, memory_order_acquire);
+			fr_forget(s);
 			continue;
 		}
 		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE &&
@@ -480,7 +516,8 @@ static int fr_device(struct fr_why *why)
 			why->err = (int)(w & 0xffff);
 			return -1;
 		}
-		fd = fr_open(s, why);
+		fd = fr_open(s, why, &ref->state);
+		ref->fresh = fd >= 0;
 		if (fd != -2)
 			return fd;
 	}
@@ -732,10 +769,11 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		}
 	}
 	for (int tries = 0;; tries++) {
+		struct fr_ref ref;
 		long r;
 		int err;
 
-		fd = fr_device(&why);
+		fd = fr_device(&why, &ref);
 		if (fd < 0)
 			goto fallback;
 		memset(&req, 0, sizeof(req));
@@ -747,6 +785,11 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		req.new_addr = (uintptr_t)new_addr;
 		req.tlb_flushes = FR_UNWRITTEN;
 		r = fr_sys_ioctl(fd, FASTREMAP_IOC_REMAP, &req);
+		/*
+		 * 0 is a success only with the result written: anything else
+		 * is a seccomp filter's "success" that never reached the
+		 * module (which writes the result of every move it makes).
+		 */
 		if (r == 0 && req.tlb_flushes != FR_UNWRITTEN) {
 			st.used_module = 1;
 			st.moved_pud = req.moved_pud;
@@ -760,36 +803,59 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 			ret = 0;
 			goto out;
 		}
-		err = (int)-r;
+		err = r > 0 ? EPROTO : (int)-r;
 		why.err = err;
 		switch (err) {
 		case EOPNOTSUPP:
 			why.reason = FASTREMAP_REASON_DECLINED;
 			goto fallback;
 		case ENOTTY:
-			why.reason = FASTREMAP_REASON_ABI;
-			goto fallback;
 		case EBADF:
-			/* Closed under us by the caller: look once more. */
-			why.reason = FASTREMAP_REASON_FD_LOST;
+			/*
+			 * Our descriptor answers the handshake and is open for
+			 * writing, so this is another file under its number:
+			 * the caller closed ours (maybe during the call) and
+			 * opened something, or the device read-only, there.
+			 * Forget the number and open the device again. A
+			 * descriptor this very call opened is ours: the
+			 * answer is from something in front of the module
+			 * (a seccomp filter, an LSM), so it goes, closed.
+			 */
+			why.reason = err == ENOTTY ? FASTREMAP_REASON_ABI :
+				     FASTREMAP_REASON_FD_LOST;
+			if (ref.fresh) {
+				if (fr_set_unavailable(ref.state, why.reason, err))
+					fr_sys_close(fd);
+				goto fallback;
+			}
+			fr_forget(ref.state);
 			if (tries)
 				goto fallback;
 			continue;
-		case EINVAL:
 		case EFAULT:
 		case ENOMEM:
+		case EINVAL:
 		case EAGAIN:
 			/*
-			 * Errors only mremap(2)'s own checks give (nothing
-			 * between us and the module makes them up): the
-			 * module's answer is mremap(2)'s. Except after
-			 * MREMAP_FIXED, where mremap(2) may unmap the
-			 * destination (and a shrinking move's tail) before it
-			 * fails and the module changes nothing: mremap(2),
-			 * called on that unchanged memory, does exactly that.
+			 * mremap(2)'s own errors (nothing between us and the
+			 * module makes these up): the module's answer is
+			 * mremap(2)'s, final without MREMAP_FIXED. After
+			 * MREMAP_FIXED, mremap(2) itself may unmap the target
+			 * (and a shrinking move's tail) before it fails, and
+			 * the module does not: where the module provably
+			 * changed nothing, mremap(2), called on the unchanged
+			 * memory, does exactly what it would have done. Not
+			 * after ENOMEM, which may follow the module's unmap
+			 * of the target, nor after EFAULT from a module
+			 * without FASTREMAP_FEAT_REMAP_PINNED, which may
+			 * follow a move whose result was lost
+			 * (<linux/fastremap.h>): mremap(2) would then act on
+			 * moved memory or empty the target.
 			 */
 			if (!(flags & MREMAP_FIXED) ||
-			    (fr_flags & FASTREMAP_NO_FALLBACK)) {
+			    (fr_flags & FASTREMAP_NO_FALLBACK) || err == ENOMEM ||
+			    (err == EFAULT &&
+			     !atomic_load_explicit(&fr_pinned, memory_order_relaxed))) {
 				st.used_module = 1;
 				ret = -err;
 				goto out;
@@ -799,12 +865,13 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		default:
 			/*
 			 * Anything else may be the ioctl(2) layer's, not
-			 * mremap(2)'s: a seccomp filter (ENOSYS, EPERM, or
-			 * "success" with nothing done), an LSM (EACCES,
-			 * EPERM), a fatal signal (EINTR). EPERM is also
-			 * mremap(2)'s answer for a sealed mapping: asking it
-			 * again costs one system call and gives the same.
-			 * The module changed nothing after any error.
+			 * mremap(2)'s: a seccomp filter (ENOSYS, EPERM), an
+			 * LSM (EACCES, EPERM), a fatal signal (EINTR). EPERM
+			 * is also mremap(2)'s answer for a sealed mapping:
+			 * asking it again costs one system call and gives the
+			 * same. The module returns none of these after a
+			 * change. EPROTO: a positive value, which no module
+			 * of ours returns.
 			 */
 			why.reason = FASTREMAP_REASON_IOCTL_ERROR;
 			goto fallback;
@@ -871,7 +938,7 @@ int fastremap_info(struct fastremap_abi_info *out)
 
 	if (!out || !fr_check_size(out->size, FASTREMAP_ABI_INFO_SIZE_VER0))
 		return -EINVAL;
-	fd = fr_device(&why);
+	fd = fr_device(&why, NULL);
 	if (fd < 0) {
 		if (why.reason == FASTREMAP_REASON_NO_DEVICE) {
 			ret = -ENODEV;
@@ -1182,7 +1249,7 @@ static long fr_move(const struct fastremap_move_range *moves, size_t count,
 	for (int tries = 0;; tries++) {
 		long r;
 
-		fd = fr_device(&why);
+		fd = fr_device(&why, NULL);
 		if (fd < 0)
 			goto fallback;
 		memset(&req, 0, sizeof(req));
