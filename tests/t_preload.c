@@ -6,7 +6,9 @@
  *    from it (mremap() is no cancellation point; the shim must add none).
  *  - With FASTREMAP_PRELOAD_LOG=1 and stderr a pipe nobody reads, mremap()
  *    neither dies of SIGPIPE nor leaves one pending, and a SIGPIPE that was
- *    pending before stays pending.
+ *    pending before stays pending; with that pipe full, mremap() does not
+ *    block; a data file the program opens on fd 2 after closing it gets no
+ *    log line. FASTREMAP_PRELOAD_LOG=/path logs to that file.
  * Each case runs in a child started afresh (execve of this program) with
  * the shim preloaded, so the library's first open of the device happens
  * inside the case. The same children serve the set-user-ID check in the
@@ -14,7 +16,8 @@
  *
  * Usage: t_preload [SHIM]   (default: libfastremap-preload.so next to this
  * program's build tree, build/userspace/, or $FASTREMAP_SHIM)
- *        t_preload --move | --cancel | --sigpipe | --sigpipe-pending
+ *        t_preload --move | --cancel | --sigpipe | --sigpipe-pending |
+ *                  --fd2-reused
  *        t_preload --as-nobody PROGRAM ARGS...
  */
 #define _GNU_SOURCE
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
@@ -194,6 +198,25 @@ static int child_sigpipe_pending(void)
 	return 0;
 }
 
+/*
+ * The program closes fd 2 and opens a data file there, then calls
+ * mremap(): the file must get nothing from the shim.
+ */
+static int child_fd2_reused(void)
+{
+	struct stat st;
+	int rc, data;
+
+	close(2);
+	data = memfd_create("t_preload-data", 0);
+	if (data != 2)
+		return 40;
+	rc = child_move();
+	if (rc)
+		return rc;
+	return fstat(data, &st) == 0 && st.st_size == 0 ? 0 : 41;
+}
+
 /* Runs PROGRAM as uid and gid 65534 (nobody), for the set-user-ID check. */
 static int as_nobody(char **argv)
 {
@@ -210,9 +233,10 @@ static const char *shim;
 
 /*
  * Runs this program with MODE under the shim; stderr to @errfd (or
- * /dev/null), FASTREMAP_PRELOAD_LOG=@log. Returns the wait status.
+ * /dev/null), FASTREMAP_PRELOAD_LOG=@log; killed after 20 s (a blocked
+ * call). Returns the wait status.
  */
-static int run(const char *mode, int errfd, int log)
+static int run(const char *mode, int errfd, const char *log)
 {
 	int status;
 	pid_t pid = fork();
@@ -222,8 +246,9 @@ static int run(const char *mode, int errfd, int log)
 
 		dup2(errfd >= 0 ? errfd : null, 2);
 		setenv("LD_PRELOAD", shim, 1);
-		setenv("FASTREMAP_PRELOAD_LOG", log ? "1" : "0", 1);
+		setenv("FASTREMAP_PRELOAD_LOG", log, 1);
 		unsetenv("FASTREMAP_PRELOAD_DISABLE");
+		alarm(20);
 		execl(self, self, mode, (char *)NULL);
 		_exit(127);
 	}
@@ -248,6 +273,15 @@ static const char *describe(int status)
 static int exited0(int status)
 {
 	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Whether the file at @fd holds a log line of the shim. */
+static int file_has_log(int fd)
+{
+	char buf[512] = "";
+	ssize_t r = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	return r > 0 && strstr(buf, "fastremap-preload: mremap(");
 }
 
 /* A pipe whose read end is closed: writing to it raises SIGPIPE. */
@@ -275,6 +309,8 @@ int main(int argc, char **argv)
 		return child_sigpipe();
 	if (argc > 1 && !strcmp(argv[1], "--sigpipe-pending"))
 		return child_sigpipe_pending();
+	if (argc > 1 && !strcmp(argv[1], "--fd2-reused"))
+		return child_fd2_reused();
 	if (argc > 2 && !strcmp(argv[1], "--as-nobody"))
 		return as_nobody(argv + 2);
 
@@ -300,27 +336,64 @@ int main(int argc, char **argv)
 
 	/* The control: under these conditions the shim does write its log. */
 	fd = memfd_create("t_preload-stderr", 0);
-	st = run("--move", fd, 1);
-	{
-		char buf[512] = "";
-		ssize_t r = pread(fd, buf, sizeof(buf) - 1, 0);
-
-		tap_ok(exited0(st) && r > 0 && strstr(buf, "fastremap-preload: mremap("),
-		       "control: the shim is loaded and logs the call (%s)", describe(st));
-	}
+	st = run("--move", fd, "1");
+	tap_ok(exited0(st) && file_has_log(fd),
+	       "control: the shim is loaded and logs the call (%s)", describe(st));
 	close(fd);
 
-	st = run("--cancel", -1, 0);
+	st = run("--cancel", -1, "0");
 	tap_ok(exited0(st), "a pending deferred cancel does not act inside mremap() (%s%s)",
 	       describe(st), WEXITSTATUS(st) == 13 ? ": cancelled inside the call" : "");
 
 	fd = broken_pipe();
-	st = run("--sigpipe", fd, 1);
+	st = run("--sigpipe", fd, "1");
 	tap_ok(exited0(st), "logging to a pipe nobody reads: no death by SIGPIPE, "
 	       "none left pending or blocked (%s)", describe(st));
-	st = run("--sigpipe-pending", fd, 1);
+	st = run("--sigpipe-pending", fd, "1");
 	tap_ok(exited0(st), "the program's own pending SIGPIPE stays pending, its mask "
 	       "unchanged (%s)", describe(st));
 	close(fd);
+
+	fd = memfd_create("t_preload-stderr", 0);
+	st = run("--fd2-reused", fd, "1");
+	tap_ok(exited0(st) && file_has_log(fd),
+	       "the program closes fd 2 and opens a data file there: the file gets no "
+	       "log line, the stderr it had does (%s)", describe(st));
+	close(fd);
+
+	{
+		int p[2];
+		char junk[4096];
+
+		/* A pipe filled up, then blocking again, that nobody reads. */
+		if (pipe(p) == 0) {
+			int fl = fcntl(p[1], F_GETFL);
+
+			memset(junk, 'x', sizeof(junk));
+			fcntl(p[1], F_SETFL, fl | O_NONBLOCK);
+			while (write(p[1], junk, sizeof(junk)) > 0)
+				;
+			fcntl(p[1], F_SETFL, fl);
+			st = run("--move", p[1], "1");
+			tap_ok(exited0(st), "logging to a full stderr pipe nobody reads: "
+			       "mremap() does not block (%s)", describe(st));
+			close(p[0]);
+			close(p[1]);
+		} else {
+			tap_ok(0, "pipe for the full-pipe case");
+		}
+	}
+
+	{
+		char path[64];
+
+		fd = memfd_create("t_preload-log", 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		st = run("--move", -1, path);
+		tap_ok(exited0(st) && file_has_log(fd),
+		       "FASTREMAP_PRELOAD_LOG=/path: the log goes to that file (%s)",
+		       describe(st));
+		close(fd);
+	}
 	return tap_done();
 }

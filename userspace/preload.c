@@ -5,11 +5,21 @@
  * fastremap-preload(8).
  *
  * FASTREMAP_PRELOAD_DISABLE=1: call the mremap system call directly.
- * FASTREMAP_PRELOAD_LOG=1: one line per call on stderr, prefixed
- * "fastremap-preload: ", saying which path answered and why.
+ * FASTREMAP_PRELOAD_LOG=1: one line per call, prefixed
+ * "fastremap-preload: ", saying which path answered and why, to the
+ * stderr the program had when the shim was loaded; FASTREMAP_PRELOAD_LOG=
+ * /path: to that file instead (appended, created 0600).
  * Both are read with secure_getenv(): in a set-user-ID or set-group-ID
  * program (the shim in /etc/ld.so.preload) they are ignored, or any user
  * could make it print its mapping addresses and defeat its ASLR.
+ *
+ * The log target is opened once, at load, as an open file of the shim's
+ * own (a fresh open of /proc/self/fd/2 for stderr), above descriptor 2 and
+ * non-blocking: the program may close fd 2 and open a data file there,
+ * or fill a stderr pipe nobody reads, and neither its file gets log lines
+ * nor its mremap() blocks (a line that does not fit is dropped). Before
+ * each line the descriptor is checked to be still that file; if the
+ * program closed or replaced it, logging stops.
  *
  * The library is linked into this object and kept private to it, so the
  * shim needs nothing on the library path and a program that also links
@@ -23,6 +33,7 @@
  * sigtimedwait() are thread cancellation points, mremap() is not.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -30,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "fastremap.h"
@@ -44,6 +56,17 @@
 
 static _Atomic int fr_cfg;
 
+/*
+ * The log's descriptor (-1: none), and the file it was opened on: the
+ * program may close the number and reuse it, and must not get our lines.
+ */
+static _Atomic int log_fd = -1;
+static dev_t log_dev;
+static ino_t log_ino;
+
+/* The lowest descriptor the log may take: out of the way of the program's. */
+#define LOG_FD_MIN	100
+
 /* Set to anything but empty or "0"; never in a set-user-ID program. */
 static int env_on(const char *name)
 {
@@ -52,14 +75,61 @@ static int env_on(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
+static long sys_fstat(int fd, struct stat *st)
+{
+	return syscall(SYS_fstat, fd, st);
+}
+
+/*
+ * Opens the log target: "1" (and any value not a path) is the stderr the
+ * program has now, opened afresh so that O_NONBLOCK is ours alone; a value
+ * starting with '/' is a file. Returns the descriptor or -1.
+ */
+static int log_open(const char *v)
+{
+	int flags = O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	struct stat st;
+	long fd, hi;
+
+	if (*v == '/')
+		fd = syscall(SYS_openat, AT_FDCWD, v, flags | O_CREAT, 0600);
+	else
+		fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", flags, 0);
+	if (fd < 0)
+		return -1;
+	hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
+	if (hi < 0)
+		hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+	syscall(SYS_close, fd);
+	if (hi < 0)
+		return -1;
+	if (sys_fstat((int)hi, &st)) {
+		syscall(SYS_close, hi);
+		return -1;
+	}
+	log_dev = st.st_dev;
+	log_ino = st.st_ino;
+	return (int)hi;
+}
+
 static int config(void)
 {
 	int c = atomic_load_explicit(&fr_cfg, memory_order_relaxed);
 
 	if (!c) {
-		c = CFG_READY | (env_on(ENV_DISABLE) ? CFG_DISABLE : 0) |
-		    (env_on(ENV_LOG) ? CFG_LOG : 0);
+		int saved = errno;
+
+		c = CFG_READY | (env_on(ENV_DISABLE) ? CFG_DISABLE : 0);
+		if (env_on(ENV_LOG)) {
+			int fd = log_open(secure_getenv(ENV_LOG));
+
+			if (fd >= 0) {
+				atomic_store_explicit(&log_fd, fd, memory_order_relaxed);
+				c |= CFG_LOG;
+			}
+		}
 		atomic_store_explicit(&fr_cfg, c, memory_order_relaxed);
+		errno = saved;
 	}
 	return c;
 }
@@ -97,9 +167,26 @@ static void put_num(struct line *l, uint64_t v, unsigned int base)
 		l->buf[l->len++] = tmp[--n];
 }
 
+/*
+ * The errno names the log can show: the C library's strerrorname_np()
+ * needs glibc 2.32 and is not in musl, and the shim builds with both.
+ */
+static const char *errno_name(int e)
+{
+#define N(x) case x: return #x
+	switch (e) {
+	N(EPERM); N(ENOENT); N(EINTR); N(ENXIO); N(EBADF); N(EAGAIN);
+	N(ENOMEM); N(EACCES); N(EFAULT); N(EBUSY); N(EEXIST); N(EXDEV);
+	N(ENODEV); N(EINVAL); N(EMFILE); N(ENFILE); N(ENOTTY); N(ENOSYS);
+	N(EPROTO); N(EOPNOTSUPP); N(EPROTONOSUPPORT);
+	default: return NULL;
+	}
+#undef N
+}
+
 static void put_errno(struct line *l, int e)
 {
-	const char *name = strerrorname_np(e);
+	const char *name = errno_name(e);
 
 	if (name) {
 		put_str(l, name);
@@ -140,19 +227,30 @@ static void put_flags(struct line *l, int flags)
 #define KSIGSET_SIZE	(_NSIG / 8)
 
 /*
- * Writes the log line to stderr. With stderr a pipe whose reader is gone
+ * Writes the log line. With the log a pipe whose reader is gone
  * (prog 2>&1 | head), write(2) raises SIGPIPE, which would kill a program
  * that never writes there itself inside mremap(). As git and OpenSSL do:
  * block SIGPIPE around the write, and consume the one it raised unless one
- * was pending already (that one is the program's, and stays).
+ * was pending already (that one is the program's, and stays). A full pipe
+ * answers EAGAIN (the descriptor is non-blocking): the rest is dropped.
  */
-static void write_stderr(const char *buf, size_t len)
+static void write_log(const char *buf, size_t len)
 {
 	static const struct timespec zero = { 0, 0 };
 	sigset_t pipe_set, old, pending;
 	int was_pending, epipe = 0;
+	int fd = atomic_load_explicit(&log_fd, memory_order_relaxed);
+	struct stat st;
 	size_t off = 0;
 	long w;
+
+	if (fd < 0)
+		return;
+	/* Still our file? The program may have closed or replaced the number. */
+	if (sys_fstat(fd, &st) || st.st_dev != log_dev || st.st_ino != log_ino) {
+		atomic_store_explicit(&log_fd, -1, memory_order_relaxed);
+		return;
+	}
 
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
@@ -162,7 +260,7 @@ static void write_stderr(const char *buf, size_t len)
 	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_set, &old, KSIGSET_SIZE))
 		return;
 	while (off < len) {
-		w = syscall(SYS_write, STDERR_FILENO, buf + off, len - off);
+		w = syscall(SYS_write, fd, buf + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EPIPE)
@@ -228,7 +326,7 @@ static void log_call(void *old_address, size_t old_size, size_t new_size,
 		}
 	}
 	l.buf[l.len++] = '\n';
-	write_stderr(l.buf, l.len);
+	write_log(l.buf, l.len);
 }
 
 void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
@@ -260,7 +358,7 @@ void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
 		ret = fastremap_remap(old_address, old_size, new_size, flags,
 				      new_address, 0, &st, &res);
 	}
-	if (cfg & CFG_LOG)
+	if ((cfg & CFG_LOG) && atomic_load_explicit(&log_fd, memory_order_relaxed) >= 0)
 		log_call(old_address, old_size, new_size, flags, new_address,
 			 ret, res, &st, cfg & CFG_DISABLE);
 	if (ret < 0) {
