@@ -266,6 +266,7 @@ enum expect {
 	/* Routed by the library before any device is opened: any world. */
 	E_ROUTED,	/* a move mremap(2) makes in as few extents */
 	E_NOT_MOVE,	/* no MREMAP_MAYMOVE, a shrink, the same size */
+	/* Module world; without a device it is one mremap(2) call, the fallback: */
 	E_IN_PLACE,	/* growth mremap(2) made in place */
 };
 
@@ -279,8 +280,6 @@ static int path_ok(enum expect e, const struct fastremap_stats *st)
 	if (e == E_NOT_MOVE)
 		return !st->used_module && st->reason == FASTREMAP_REASON_NOT_A_MOVE &&
 		       st->mremap_extents == 0;
-	if (e == E_IN_PLACE)
-		return !st->used_module && st->reason == FASTREMAP_REASON_IN_PLACE;
 	if (!module_world)
 		return !st->used_module && st->reason == fallback_reason;
 	switch (e) {
@@ -298,6 +297,8 @@ static int path_ok(enum expect e, const struct fastremap_stats *st)
 		return !st->used_module &&
 		       st->reason == FASTREMAP_REASON_IOCTL_ERROR &&
 		       st->reason_errno != 0;
+	case E_IN_PLACE:
+		return !st->used_module && st->reason == FASTREMAP_REASON_IN_PLACE;
 	default:
 		return 1;
 	}

@@ -497,30 +497,131 @@ static int s_fresh_enotty(void)
 	return standin_fds(NULL, 0) == 0 ? 0 : 21;
 }
 
+/*
+ * The device is 0600 root. A root process uses it, then drops its
+ * effective IDs (keeping root as the saved ID, to come back): the cached
+ * descriptor must not serve the new IDs, which could not open it.
+ */
+static int s_creds_dropped(void)
+{
+	struct fastremap_stats st;
+	char *a, *b;
+	void *res = NULL;
+	int remaps;
+
+	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
+	sd.owner_only = 1;
+	if (two_ranges(&a, &b, LEN) || sd_install())
+		return 1;
+	if (lib_fixed(a, b, 0, &st, &res) || !st.used_module)
+		return 2;
+	remaps = sd.remaps;
+	if (setresgid(65534, 65534, 0) || setresuid(65534, 65534, 0))
+		return 3;
+	if (lib_fixed(b, a, 0, &st, &res) || res != a)
+		return 4;
+	if (st.used_module || sd.remaps != remaps)
+		return 5;	/* the device served IDs it refuses */
+	if (st.reason != FASTREMAP_REASON_NO_ACCESS || st.reason_errno != EACCES)
+		return 6;
+	/* Back to root: usable again. */
+	if (setresuid(0, 0, 0) || setresgid(0, 0, 0))
+		return 7;
+	if (lib_fixed(a, b, 0, &st, &res) || !st.used_module)
+		return 8;
+	return holds_pattern(b, LEN) ? 0 : 9;
+}
+
+/*
+ * No access (EACCES): not asked again every second, only when the
+ * credentials change.
+ */
+static int s_eacces_probes(void)
+{
+	struct timespec ts = { 1, 200000000 };
+	struct fastremap_stats st;
+	char *a, *b;
+	void *res = NULL;
+
+	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
+	sd.owner_only = 1;
+	if (two_ranges(&a, &b, LEN) || sd_install())
+		return 1;
+	if (setresuid(65534, 65534, 0))
+		return 2;
+	if (lib_fixed(a, b, 0, &st, &res) || st.reason != FASTREMAP_REASON_NO_ACCESS)
+		return 3;
+	nanosleep(&ts, NULL);
+	if (lib_fixed(b, a, 0, &st, &res) || st.reason != FASTREMAP_REASON_NO_ACCESS)
+		return 4;
+	if (sd.opens != 1)
+		return 10 + (sd.opens > 9 ? 9 : sd.opens);
+	if (setresuid(0, 0, 0))
+		return 5;
+	if (lib_fixed(a, b, 0, &st, &res) || !st.used_module)
+		return 6;
+	return sd.opens == 2 ? 0 : 7;
+}
+
+/*
+ * Without the module a growth that has to move costs one mremap(2) call,
+ * as it does without the library: no in-place attempt first.
+ */
+static int s_growth_no_module(void)
+{
+	char *a, *b;
+	void *r;
+
+	sd.open_err = ENOENT;
+	if (two_ranges(&a, &b, LEN) || sd_install())
+		return 1;
+	/* Misaligned: more extents than the library routes to mremap(2). */
+	for (int k = 0; k < 2; k++) {
+		char *src = k ? b : a;
+		int before = sd.mremaps;
+
+		r = fastremap(src, LEN, 3 * LEN, MREMAP_MAYMOVE);
+		if (r == MAP_FAILED || !holds_pattern(r, LEN))
+			return 2 + k;
+		if (sd.mremaps - before != 1)
+			return 10 + k * 10 + (sd.mremaps - before);
+		if (!k)
+			b = r;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		int (*fn)(void);
 		const char *what;
+		int root;	/* changes its IDs: needs root */
 	} sc[] = {
 		{ s_lost_result_dontunmap, "module without PINNED, FIXED|DONTUNMAP, the move made but "
 		  "its result not written (EFAULT): EFAULT returned, no mremap(2), the "
-		  "data at the target" },
+		  "data at the target", 0 },
 		{ s_lost_result_fixed, "module without PINNED, FIXED, the move made but its result not "
 		  "written (EFAULT): EFAULT returned, no mremap(2), the target mapped "
-		  "with the data" },
+		  "with the data", 0 },
 		{ s_unchanged_einval, "EINVAL before any change, FIXED: mremap(2) answers, "
-		  "once" },
+		  "once", 0 },
 		{ s_unchanged_efault_pinned, "module with PINNED, EFAULT (before any change), "
-		  "FIXED: mremap(2) answers, once" },
+		  "FIXED: mremap(2) answers, once", 0 },
 		{ s_enomem_final, "ENOMEM after the FIXED target was unmapped: returned, "
-		  "never retried with mremap(2)" },
+		  "never retried with mremap(2)", 0 },
 		{ s_declined_and_fake, "EOPNOTSUPP, and a 'success' that wrote nothing: "
-		  "mremap(2) answers" },
+		  "mremap(2) answers", 0 },
 		{ s_readonly_reuse, "the program's read-only open of the device under the "
-		  "library's number: dropped after one EBADF, never closed" },
+		  "library's number: dropped after one EBADF, never closed", 0 },
 		{ s_fresh_enotty, "ENOTTY from a descriptor just opened: closed, not asked "
-		  "again on every call" },
+		  "again on every call", 0 },
+		{ s_creds_dropped, "a root process drops its effective IDs: the device "
+		  "(0600 root) no longer serves it; back to root, it does", 1 },
+		{ s_eacces_probes, "EACCES: the device is not asked again a second later, "
+		  "only when the credentials change", 1 },
+		{ s_growth_no_module, "no module: a growth that must move is one mremap(2) "
+		  "call", 0 },
 	};
 
 	/* One scenario in this process (for a debugger): its number. */
@@ -532,7 +633,13 @@ int main(int argc, char **argv)
 	}
 	for (size_t k = 0; k < sizeof(sc) / sizeof(sc[0]); k++) {
 		int status = 0;
-		pid_t pid = fork();
+		pid_t pid;
+
+		if (sc[k].root && geteuid()) {
+			tap_skip_test("not root", "%s", sc[k].what);
+			continue;
+		}
+		pid = fork();
 
 		if (pid == 0) {
 			standin_fds(NULL, 1);

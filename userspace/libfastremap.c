@@ -141,6 +141,18 @@ static atomic_ulong fr_pos;
  */
 static atomic_uint fr_pinned;
 
+/*
+ * The effective user and group IDs the device was last opened with or
+ * checked for (fr_cred_state FR_CRED_OK: usable; FR_CRED_DENIED: open(2)
+ * failed with fr_cred_err; 0: none yet). See fr_creds_allow().
+ */
+#define FR_CRED_OK	1u
+#define FR_CRED_DENIED	2u
+static atomic_uint fr_cred_state;
+static atomic_uint fr_cred_uid;
+static atomic_uint fr_cred_gid;
+static atomic_uint fr_cred_err;
+
 /* The descriptor a call uses, and the state word that published it. */
 struct fr_ref {
 	int fd;
@@ -355,6 +367,70 @@ static void fr_forget(unsigned int state)
 						memory_order_acquire);
 }
 
+static void fr_creds_now(unsigned int *uid, unsigned int *gid)
+{
+	*uid = (unsigned int)FR_SYS(SYS_geteuid, 0, 0, 0, 0, 0, 0);
+	*gid = (unsigned int)FR_SYS(SYS_getegid, 0, 0, 0, 0, 0, 0);
+}
+
+static void fr_creds_note(unsigned int uid, unsigned int gid, unsigned int state, int err)
+{
+	atomic_store_explicit(&fr_cred_state, 0, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_uid, uid, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_gid, gid, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_err, (unsigned int)err, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_state, state, memory_order_release);
+}
+
+/* FR_CRED_OK or FR_CRED_DENIED as last found for these IDs; 0: not known. */
+static unsigned int fr_creds_known(unsigned int uid, unsigned int gid)
+{
+	unsigned int st = atomic_load_explicit(&fr_cred_state, memory_order_acquire);
+
+	if (st && uid == atomic_load_explicit(&fr_cred_uid, memory_order_relaxed) &&
+	    gid == atomic_load_explicit(&fr_cred_gid, memory_order_relaxed))
+		return st;
+	return 0;
+}
+
+/*
+ * Whether the process, with the credentials it has now, may use the
+ * device. open(2) checked the device's mode and group against those of
+ * that moment; a program that changes its IDs later (setuid(2) in a
+ * privilege-dropping worker, a child after fork(2)) must not keep using a
+ * descriptor they could not open. So when the effective user or group ID
+ * differs from the last checked, the device is opened once more as the
+ * check (and closed): the kernel's own answer, with the same system call.
+ * Supplementary groups and the filesystem IDs alone are not compared.
+ */
+static int fr_creds_allow(struct fr_why *why)
+{
+	unsigned int uid, gid, known;
+	int t;
+
+	fr_creds_now(&uid, &gid);
+	known = fr_creds_known(uid, gid);
+	if (known == FR_CRED_OK)
+		return 1;
+	if (!known) {
+		t = fr_sys_open_device();
+		if (t >= 0) {
+			fr_sys_close(t);
+			fr_creds_note(uid, gid, FR_CRED_OK, 0);
+			return 1;
+		}
+		why->reason = fr_open_reason(-t);
+		why->err = -t;
+		/* EMFILE, ENOMEM...: cannot tell now; only this call falls back. */
+		if (why->reason == FASTREMAP_REASON_NO_ACCESS)
+			fr_creds_note(uid, gid, FR_CRED_DENIED, -t);
+		return 0;
+	}
+	why->reason = FASTREMAP_REASON_NO_ACCESS;
+	why->err = (int)atomic_load_explicit(&fr_cred_err, memory_order_relaxed);
+	return 0;
+}
+
 /*
  * Moves a descriptor above 2 (see the top of this file). Returns the
  * descriptor, or a negative errno with @fd closed: kept on 0, 1 or 2 it
@@ -380,19 +456,24 @@ static int fr_high_fd(int fd)
 static int fr_open(unsigned int seen, struct fr_why *why, unsigned int *state)
 {
 	struct fastremap_info info;
+	unsigned int uid, gid;
 	uint32_t dev = 0;
 	long r;
 	int fd;
 
+	fr_creds_now(&uid, &gid);
 	fd = fr_sys_open_device();
 	if (fd < 0) {
 		why->reason = fr_open_reason(-fd);
 		why->err = -fd;
+		if (why->reason == FASTREMAP_REASON_NO_ACCESS)
+			fr_creds_note(uid, gid, FR_CRED_DENIED, why->err);
 		/* EMFILE, ENOMEM, EINTR... may pass: only this call falls back. */
 		if (why->reason != FASTREMAP_REASON_OPEN_FAILED)
 			fr_set_unavailable(seen, why->reason, why->err);
 		return -1;
 	}
+	fr_creds_note(uid, gid, FR_CRED_OK, 0);
 	fd = fr_high_fd(fd);
 	if (fd < 0 || fd > FR_MAX_FD) {
 		/* Out of descriptors above 2 (or of state bits): this call only. */
@@ -477,7 +558,7 @@ static int fr_device(struct fr_why *why, struct fr_ref *ref)
 				if (pos > 0 && (unsigned long)pos ==
 				    atomic_load_explicit(&fr_pos, memory_order_relaxed)) {
 					ref->state = s;
-					return fd;
+					return fr_creds_allow(why) ? fd : -1;
 				}
 			}
 			chr = fr_chr_dev(fd, &dev);
@@ -491,7 +572,7 @@ static int fr_device(struct fr_why *why, struct fr_ref *ref)
 					atomic_store_explicit(&fr_pos, (unsigned long)pos,
 							      memory_order_relaxed);
 				ref->state = s;
-				return fd;
+				return fr_creds_allow(why) ? fd : -1;
 			}
 			if (chr < 0 && chr != -EBADF) {
 				/* Cannot tell (fstat(2) filtered out): not now. */
@@ -506,15 +587,30 @@ static int fr_device(struct fr_why *why, struct fr_ref *ref)
 			fr_forget(s);
 			continue;
 		}
-		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE &&
-		    (int)(atomic_load_explicit(&fr_retry_at, memory_order_relaxed) -
-			  fr_now_s()) > 0) {
+		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE) {
 			unsigned int w = atomic_load_explicit(&fr_why,
 							      memory_order_relaxed);
+			int wait;
 
 			why->reason = (int)(w >> 16);
 			why->err = (int)(w & 0xffff);
-			return -1;
+			if (why->reason == FASTREMAP_REASON_NO_ACCESS) {
+				/*
+				 * Access depends on the credentials (and on the
+				 * device's mode, which an administrator sets
+				 * once): asked again when they change only.
+				 */
+				unsigned int uid, gid;
+
+				fr_creds_now(&uid, &gid);
+				wait = fr_creds_known(uid, gid) == FR_CRED_DENIED;
+			} else {
+				wait = (int)(atomic_load_explicit(&fr_retry_at,
+								  memory_order_relaxed) -
+					     fr_now_s()) > 0;
+			}
+			if (wait)
+				return -1;
 		}
 		fd = fr_open(s, why, &ref->state);
 		ref->fresh = fd >= 0;
@@ -722,9 +818,10 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 	struct fastremap_stats st;
 	struct fastremap_remap req;
 	struct fr_why why = { 0, 0 };
+	struct fr_ref ref = { -1, 0, 0 };
 	void *res = NULL;
+	int fd = -1, have_fd = 0;
 	long ret;
-	int fd;
 
 	if ((fr_flags & ~FR_KNOWN_FR_FLAGS) ||
 	    (fr_flags & FR_CONFLICTING_FR_FLAGS) == FR_CONFLICTING_FR_FLAGS)
@@ -752,6 +849,14 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 			goto fallback;
 		case FR_ROUTE_IN_PLACE_FIRST:
 			/*
+			 * Without the module, mremap(2) with the caller's
+			 * flags is the one call to make.
+			 */
+			fd = fr_device(&why, &ref);
+			if (fd < 0)
+				goto fallback;
+			have_fd = 1;
+			/*
 			 * Without MREMAP_MAYMOVE mremap(2) makes the same
 			 * checks, grows in place or fails with ENOMEM having
 			 * changed nothing; only then can the call move.
@@ -769,11 +874,13 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		}
 	}
 	for (int tries = 0;; tries++) {
-		struct fr_ref ref;
 		long r;
 		int err;
 
-		fd = fr_device(&why, &ref);
+		/* A descriptor found for the in-place attempt serves once. */
+		if (!have_fd)
+			fd = fr_device(&why, &ref);
+		have_fd = 0;
 		if (fd < 0)
 			goto fallback;
 		memset(&req, 0, sizeof(req));
