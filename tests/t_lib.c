@@ -1676,8 +1676,8 @@ static int lib_move(struct fastremap_stats *st)
  * for the position cookie (FASTREMAP_FEAT_POS_COOKIE), and where that
  * cannot tell, the device number (fr_chr_dev()).
  */
-#if defined(SYS_fstat) && (defined(__x86_64__) || defined(__aarch64__)) && !defined(__ILP32__)
-#define T_SYS_IDENTITY	SYS_fstat
+#if defined(SYS_newfstatat) && (defined(__x86_64__) || defined(__aarch64__)) && !defined(__ILP32__)
+#define T_SYS_IDENTITY	SYS_newfstatat
 #else
 #define T_SYS_IDENTITY	SYS_statx
 #endif

@@ -230,6 +230,50 @@ static int sd_install(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
+/*
+ * A second filter, as a strict sandbox would install: the system calls
+ * fastremap(3) lists, and those this program needs to return from a
+ * signal and exit; anything else kills the process.
+ */
+static int strict_install(void)
+{
+	static const int allowed[] = {
+		/* fastremap(3), SYSTEM CALLS */
+		SYS_mremap, SYS_openat, SYS_close, SYS_fcntl, SYS_newfstatat,
+		SYS_ioctl, SYS_lseek, SYS_geteuid, SYS_getegid, SYS_clock_gettime,
+		/* this program */
+		SYS_rt_sigreturn, SYS_exit_group, SYS_exit,
+	};
+	enum { N = sizeof(allowed) / sizeof(allowed[0]) };
+	uint64_t ip = (uintptr_t)sd_sys_ret;
+	const struct sock_filter head[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	};
+	enum { H = sizeof(head) / sizeof(head[0]) };
+	struct sock_filter f[H + N + 2];
+	struct sock_fprog prog = { H + N + 2, f };
+
+	memcpy(f, head, sizeof(head));
+	/* Each match jumps to the ALLOW at the end; no match falls to KILL. */
+	for (int k = 0; k < N; k++)
+		f[H + k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							(uint32_t)allowed[k],
+							(uint8_t)(N - k), 0);
+	f[H + N] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[H + N + 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 /* ---- memory ---- */
 
 static uint64_t pattern(size_t word)
@@ -591,6 +635,32 @@ static int s_growth_no_module(void)
 	return 0;
 }
 
+/*
+ * A sandbox that kills on any system call but those fastremap(3) lists:
+ * the module path (open, handshake, REMAP, the cookie check), a declined
+ * call's fallback and a routed call all stay inside the list.
+ */
+static int s_strict_sandbox(void)
+{
+	struct fastremap_stats st;
+	char *a, *b;
+	void *res = NULL;
+
+	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
+	if (two_ranges(&a, &b, LEN) || sd_install() || strict_install())
+		return 1;
+	if (lib_fixed(a, b, 0, &st, &res) || !st.used_module)
+		return 2;
+	if (lib_fixed(b, a, 0, &st, &res) || !st.used_module)
+		return 3;
+	sd.remap_err = EOPNOTSUPP;
+	if (lib_fixed(a, b, 0, &st, &res) || st.used_module)
+		return 4;
+	if (fastremap(b, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, a) != a)
+		return 5;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -622,6 +692,8 @@ int main(int argc, char **argv)
 		  "only when the credentials change", 1 },
 		{ s_growth_no_module, "no module: a growth that must move is one mremap(2) "
 		  "call", 0 },
+		{ s_strict_sandbox, "a sandbox that kills on any system call fastremap(3) "
+		  "does not list: the module path, a fallback and a routed call live", 0 },
 	};
 
 	/* One scenario in this process (for a debugger): its number. */

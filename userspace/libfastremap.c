@@ -278,20 +278,23 @@ static long fr_sys_pos(int fd)
  * Whether @fd is a character device, and its device number: 1 and *dev
  * set, 0 (not one), or a negative errno (-EBADF: no such descriptor).
  *
- * This runs before every ioctl, so it must be the cheapest call that
- * names the file. fstat(2) on the descriptor is: statx(2) with an empty
- * path copies and looks up the name "" first (getname_flags() on 6.1),
- * and under QEMU TCG on 6.1 that took 17.6-24.2 us against fstat(2)'s
- * 2.5-6.6 us and getppid(2)'s 0.7-1.9 us (one boot, 20,000 calls each,
- * three rounds). The C library's fstat() may itself be fstatat() with an
- * empty path (glibc 2.33 and later), so the system call is made directly
- * where the kernel's struct stat is the C library's (x86-64, arm64); other
- * architectures keep statx(2), whose layout is the same everywhere.
- * Neither is a cancellation point.
+ * This runs when the device is opened, and before an ioctl only where
+ * the position cookie cannot vouch for the descriptor (a module without
+ * FASTREMAP_FEAT_POS_COOKIE, a descriptor whose position differs). It is
+ * the call the C library's fstat() makes (glibc 2.33 and later, musl):
+ * fstatat(2) with an empty path, so that a sandbox that allows a C
+ * program's fstat() allows the library's too; fstat(2) itself is a
+ * system call no such program makes, and a kill-on-unknown filter would
+ * end the process. (An empty path costs a name lookup: under QEMU TCG on
+ * 6.1, 17.6-24.2 us against fstat(2)'s 2.5-6.6 us, one boot, 20,000
+ * calls each; the cookie makes that rare.) The system call is made
+ * directly where the kernel's struct stat is the C library's (x86-64,
+ * arm64); other architectures use statx(2), whose layout is the same
+ * everywhere. Neither is a cancellation point.
  */
-#if defined(SYS_fstat) && defined(__x86_64__) && !defined(__ILP32__)
+#if defined(SYS_newfstatat) && defined(__x86_64__) && !defined(__ILP32__)
 #define FR_KSTAT_SIZE	144
-#elif defined(SYS_fstat) && defined(__aarch64__) && !defined(__ILP32__)
+#elif defined(SYS_newfstatat) && defined(__aarch64__) && !defined(__ILP32__)
 #define FR_KSTAT_SIZE	128
 #endif
 #ifdef FR_KSTAT_SIZE
@@ -301,7 +304,7 @@ static int fr_chr_dev(int fd, uint32_t *dev)
 	struct stat st = { 0 };
 	long r;
 
-	r = FR_SYS(SYS_fstat, fd, &st, 0, 0, 0, 0);
+	r = FR_SYS(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH, 0, 0);
 	if (r)
 		return (int)r;
 	*dev = fr_enc_dev(major(st.st_rdev), minor(st.st_rdev));

@@ -75,11 +75,6 @@ static int env_on(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-static long sys_fstat(int fd, struct stat *st)
-{
-	return syscall(SYS_fstat, fd, st);
-}
-
 /*
  * Opens the log target: "1" (and any value not a path) is the stderr the
  * program has now, opened afresh so that O_NONBLOCK is ours alone; a value
@@ -103,7 +98,7 @@ static int log_open(const char *v)
 	syscall(SYS_close, fd);
 	if (hi < 0)
 		return -1;
-	if (sys_fstat((int)hi, &st)) {
+	if (fstat((int)hi, &st)) {
 		syscall(SYS_close, hi);
 		return -1;
 	}
@@ -247,7 +242,7 @@ static void write_log(const char *buf, size_t len)
 	if (fd < 0)
 		return;
 	/* Still our file? The program may have closed or replaced the number. */
-	if (sys_fstat(fd, &st) || st.st_dev != log_dev || st.st_ino != log_ino) {
+	if (fstat(fd, &st) || st.st_dev != log_dev || st.st_ino != log_ino) {
 		atomic_store_explicit(&log_fd, -1, memory_order_relaxed);
 		return;
 	}
