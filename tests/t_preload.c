@@ -9,6 +9,8 @@
  *    pending before stays pending; with that pipe full, mremap() does not
  *    block; a data file the program opens on fd 2 after closing it gets no
  *    log line. FASTREMAP_PRELOAD_LOG=/path logs to that file.
+ *  - An mremap flag none of the three: the C library's own answer (glibc
+ *    2.40 and later: EINVAL without the system call; older: the kernel's).
  * Each case runs in a child started afresh (execve of this program) with
  * the shim preloaded, so the library's first open of the device happens
  * inside the case. The same children serve the set-user-ID check in the
@@ -17,11 +19,12 @@
  * Usage: t_preload [SHIM]   (default: libfastremap-preload.so next to this
  * program's build tree, build/userspace/, or $FASTREMAP_SHIM)
  *        t_preload --move | --cancel | --sigpipe | --sigpipe-pending |
- *                  --fd2-reused
+ *                  --fd2-reused | --unknown-flag
  *        t_preload --as-nobody PROGRAM ARGS...
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
@@ -30,8 +33,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
@@ -217,6 +226,51 @@ static int child_fd2_reused(void)
 	return fstat(data, &st) == 0 && st.st_size == 0 ? 0 : 41;
 }
 
+#define T_UNKNOWN_FLAG	0x40	/* no mremap flag yet */
+
+/*
+ * mremap() with a flag none of the three, through the shim and through
+ * the C library's own mremap(): the same answer. A seccomp filter makes
+ * the system call answer ENOSYS for that flag, so that a call the C
+ * library refuses itself (EINVAL) is told from one it passed on.
+ */
+static int child_unknown_flag(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mremap, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, T_UNKNOWN_FLAG, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	void *(*libc_mremap)(void *, size_t, size_t, int, ...);
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	char *src, *dst;
+	int e_libc, e_shim;
+
+	if (!shim_loaded())
+		return 10;
+	if (!libc || !(libc_mremap = (void *(*)(void *, size_t, size_t, int, ...))
+		       dlsym(libc, "mremap")))
+		return 11;
+	if (setup(&src, &dst) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 12;
+	errno = 0;
+	if (libc_mremap(src, LEN, 2 * LEN, MREMAP_MAYMOVE | T_UNKNOWN_FLAG) != MAP_FAILED)
+		return 13;
+	e_libc = errno;
+	errno = 0;
+	if (mremap(src, LEN, 2 * LEN, MREMAP_MAYMOVE | T_UNKNOWN_FLAG) != MAP_FAILED)
+		return 14;
+	e_shim = errno;
+	if (e_shim != e_libc)
+		return e_libc == EINVAL ? 20 : 21;	/* 20: passed to the kernel */
+	return 0;
+}
+
 /* Runs PROGRAM as uid and gid 65534 (nobody), for the set-user-ID check. */
 static int as_nobody(char **argv)
 {
@@ -311,6 +365,8 @@ int main(int argc, char **argv)
 		return child_sigpipe_pending();
 	if (argc > 1 && !strcmp(argv[1], "--fd2-reused"))
 		return child_fd2_reused();
+	if (argc > 1 && !strcmp(argv[1], "--unknown-flag"))
+		return child_unknown_flag();
 	if (argc > 2 && !strcmp(argv[1], "--as-nobody"))
 		return as_nobody(argv + 2);
 
@@ -383,6 +439,10 @@ int main(int argc, char **argv)
 			tap_ok(0, "pipe for the full-pipe case");
 		}
 	}
+
+	st = run("--unknown-flag", -1, "0");
+	tap_ok(exited0(st), "an unknown mremap flag: the shim answers as the C library "
+	       "(%s) does (%s)", gnu_get_libc_version(), describe(st));
 
 	{
 		char path[64];

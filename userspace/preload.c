@@ -4,7 +4,9 @@
  * program through libfastremap. Load it with LD_PRELOAD. See
  * fastremap-preload(8).
  *
- * FASTREMAP_PRELOAD_DISABLE=1: call the mremap system call directly.
+ * FASTREMAP_PRELOAD_DISABLE=1: every call goes to the next mremap() in
+ * the lookup order (a later LD_PRELOAD interposer, or the C library's), as
+ * calls with flags the library does not know always do.
  * FASTREMAP_PRELOAD_LOG=1: one line per call, prefixed
  * "fastremap-preload: ", saying which path answered and why, to the
  * stderr the program had when the shim was loaded; FASTREMAP_PRELOAD_LOG=
@@ -34,6 +36,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -53,6 +56,16 @@
 #define CFG_READY	1
 #define CFG_DISABLE	2
 #define CFG_LOG		4
+
+#define KNOWN_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
+
+/*
+ * The next mremap() in the lookup order: another interposer loaded after
+ * the shim, or the C library's own. Found at load time, since dlsym() is
+ * not async-signal-safe.
+ */
+typedef void *mremap_fn(void *, size_t, size_t, int, ...);
+static mremap_fn *_Atomic next_mremap;
 
 static _Atomic int fr_cfg;
 
@@ -115,6 +128,9 @@ static int config(void)
 		int saved = errno;
 
 		c = CFG_READY | (env_on(ENV_DISABLE) ? CFG_DISABLE : 0);
+		atomic_store_explicit(&next_mremap,
+				      (mremap_fn *)dlsym(RTLD_NEXT, "mremap"),
+				      memory_order_relaxed);
 		if (env_on(ENV_LOG)) {
 			int fd = log_open(secure_getenv(ENV_LOG));
 
@@ -274,7 +290,7 @@ static void write_log(const char *buf, size_t len)
 
 static void log_call(void *old_address, size_t old_size, size_t new_size,
 		     int flags, void *new_address, long ret, void *res,
-		     const struct fastremap_stats *st, int disabled)
+		     const struct fastremap_stats *st, const char *path)
 {
 	struct line l = { .len = 0 };
 
@@ -297,8 +313,8 @@ static void log_call(void *old_address, size_t old_size, size_t new_size,
 	} else {
 		put_num(&l, (uintptr_t)res, 16);
 	}
-	if (disabled) {
-		put_str(&l, ": mremap(2): disabled by " ENV_DISABLE);
+	if (path) {
+		put_str(&l, path);
 	} else if (st->used_module) {
 		put_str(&l, ": module (pud ");
 		put_num(&l, st->moved_pud, 10);
@@ -329,6 +345,8 @@ void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
 {
 	struct fastremap_stats st;
 	void *new_address = NULL, *res = MAP_FAILED;
+	const char *path = NULL;	/* the log's account, when not the library's */
+	mremap_fn *next;
 	int cfg = config(), saved = errno;
 	long ret;
 
@@ -342,20 +360,34 @@ void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
 	}
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
-	if (cfg & CFG_DISABLE) {
-		ret = syscall(SYS_mremap, old_address, old_size, new_size,
-			      (unsigned long)(unsigned int)flags, new_address);
-		if (ret == -1)
-			ret = -errno;
-		else
-			res = (void *)ret, ret = 0;
+	next = atomic_load_explicit(&next_mremap, memory_order_relaxed);
+	/*
+	 * Disabled, or flags the library does not know: the next mremap()
+	 * answers, as if the shim were not there (for unknown flags glibc
+	 * 2.40 and later, and Debian's 2.36, fail with EINVAL without the
+	 * system call; others pass them on).
+	 */
+	if ((cfg & CFG_DISABLE) || ((unsigned int)flags & ~(unsigned int)KNOWN_FLAGS)) {
+		path = cfg & CFG_DISABLE ? ": the next mremap(): disabled by " ENV_DISABLE :
+		       ": the next mremap(): flags the library does not know";
+		if (next) {
+			res = next(old_address, old_size, new_size, flags, new_address);
+			ret = res == MAP_FAILED ? -errno : 0;
+		} else {
+			ret = syscall(SYS_mremap, old_address, old_size, new_size,
+				      (unsigned long)(unsigned int)flags, new_address);
+			if (ret == -1)
+				ret = -errno;
+			else
+				res = (void *)ret, ret = 0;
+		}
 	} else {
 		ret = fastremap_remap(old_address, old_size, new_size, flags,
 				      new_address, 0, &st, &res);
 	}
 	if ((cfg & CFG_LOG) && atomic_load_explicit(&log_fd, memory_order_relaxed) >= 0)
 		log_call(old_address, old_size, new_size, flags, new_address,
-			 ret, res, &st, cfg & CFG_DISABLE);
+			 ret, res, &st, path);
 	if (ret < 0) {
 		errno = (int)-ret;
 		return MAP_FAILED;
