@@ -284,6 +284,8 @@ static int as_nobody(char **argv)
 
 static char self[PATH_MAX];
 static const char *shim;
+/* run() drops to uid and gid 65534 before the exec (needs root). */
+static int run_nobody;
 
 /*
  * Runs this program with MODE under the shim; stderr to @errfd (or
@@ -299,6 +301,8 @@ static int run(const char *mode, int errfd, const char *log)
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(errfd >= 0 ? errfd : null, 2);
+		if (run_nobody && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+			_exit(126);
 		setenv("LD_PRELOAD", shim, 1);
 		setenv("FASTREMAP_PRELOAD_LOG", log, 1);
 		unsetenv("FASTREMAP_PRELOAD_DISABLE");
@@ -327,6 +331,22 @@ static const char *describe(int status)
 static int exited0(int status)
 {
 	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Fills a pipe to the brim through @wfd, which stays blocking. */
+static void fill_pipe(int wfd)
+{
+	int fl = fcntl(wfd, F_GETFL);
+	char junk[4096];
+
+	memset(junk, 'x', sizeof(junk));
+	fcntl(wfd, F_SETFL, fl | O_NONBLOCK);
+	while (write(wfd, junk, sizeof(junk)) > 0)
+		;
+	/* The last bytes a 4 KiB write could not take. */
+	while (write(wfd, junk, 1) > 0)
+		;
+	fcntl(wfd, F_SETFL, fl);
 }
 
 /* Whether the file at @fd holds a log line of the shim. */
@@ -419,17 +439,10 @@ int main(int argc, char **argv)
 
 	{
 		int p[2];
-		char junk[4096];
 
 		/* A pipe filled up, then blocking again, that nobody reads. */
 		if (pipe(p) == 0) {
-			int fl = fcntl(p[1], F_GETFL);
-
-			memset(junk, 'x', sizeof(junk));
-			fcntl(p[1], F_SETFL, fl | O_NONBLOCK);
-			while (write(p[1], junk, sizeof(junk)) > 0)
-				;
-			fcntl(p[1], F_SETFL, fl);
+			fill_pipe(p[1]);
 			st = run("--move", p[1], "1");
 			tap_ok(exited0(st), "logging to a full stderr pipe nobody reads: "
 			       "mremap() does not block (%s)", describe(st));
@@ -438,6 +451,39 @@ int main(int argc, char **argv)
 		} else {
 			tap_ok(0, "pipe for the full-pipe case");
 		}
+	}
+
+	/*
+	 * As uid 65534, stderr a pipe of root's: /proc/self/fd/2 cannot be
+	 * opened again (its mode is 0600), so the shim writes through the
+	 * program's own open file, and must not block on it when it is full.
+	 * The program and the shim must be readable by that user.
+	 */
+	if (geteuid() == 0 && access(self, R_OK) == 0) {
+		int p[2];
+
+		run_nobody = 1;
+		if (pipe(p) == 0) {
+			char buf[512] = "";
+			int fl = fcntl(p[0], F_GETFL);
+			ssize_t r;
+
+			st = run("--move", p[1], "1");
+			fcntl(p[0], F_SETFL, fl | O_NONBLOCK);
+			r = read(p[0], buf, sizeof(buf) - 1);
+			tap_ok(exited0(st) && r > 0 && strstr(buf, "fastremap-preload: mremap("),
+			       "uid 65534, stderr a pipe of root's: the shim logs through "
+			       "the program's open file (%s)", describe(st));
+			fill_pipe(p[1]);
+			st = run("--move", p[1], "1");
+			tap_ok(exited0(st), "uid 65534, stderr that pipe full: mremap() does "
+			       "not block (%s)", describe(st));
+			close(p[0]);
+			close(p[1]);
+		}
+		run_nobody = 0;
+	} else {
+		tap_skip_test("needs root", "uid 65534, stderr a pipe of root's");
 	}
 
 	st = run("--unknown-flag", -1, "0");

@@ -19,9 +19,12 @@
  * own (a fresh open of /proc/self/fd/2 for stderr), above descriptor 2 and
  * non-blocking: the program may close fd 2 and open a data file there,
  * or fill a stderr pipe nobody reads, and neither its file gets log lines
- * nor its mremap() blocks (a line that does not fit is dropped). Before
- * each line the descriptor is checked to be still that file; if the
- * program closed or replaced it, logging stops.
+ * nor its mremap() blocks (a line that does not fit is dropped). Where
+ * stderr cannot be opened afresh (its permissions, no /proc), the shim
+ * keeps a duplicate of fd 2 and writes to a pipe only when the line fits,
+ * to a socket with MSG_DONTWAIT. Before each line the descriptor is
+ * checked to be still that file; if the program closed or replaced it,
+ * logging stops.
  *
  * The library is linked into this object and kept private to it, so the
  * shim needs nothing on the library path and a program that also links
@@ -43,7 +46,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -76,6 +81,12 @@ static _Atomic int fr_cfg;
 static _Atomic int log_fd = -1;
 static dev_t log_dev;
 static ino_t log_ino;
+/*
+ * The log shares the program's open file (its stderr could not be opened
+ * afresh), so O_NONBLOCK is the program's to set, not ours: see
+ * log_has_room().
+ */
+static int log_shared;
 
 /* The lowest descriptor the log may take: out of the way of the program's. */
 #define LOG_FD_MIN	100
@@ -99,10 +110,20 @@ static int log_open(const char *v)
 	struct stat st;
 	long fd, hi;
 
-	if (*v == '/')
+	if (*v == '/') {
 		fd = syscall(SYS_openat, AT_FDCWD, v, flags | O_CREAT, 0600);
-	else
+	} else {
 		fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", flags, 0);
+		/*
+		 * Opening it again checks its permissions (a pipe or file of
+		 * root's, in a program that changed its IDs; no /proc): take
+		 * the program's open file itself then.
+		 */
+		if (fd < 0) {
+			fd = syscall(SYS_fcntl, STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+			log_shared = fd >= 0;
+		}
+	}
 	if (fd < 0)
 		return -1;
 	hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
@@ -245,6 +266,26 @@ static void put_flags(struct line *l, int flags)
  * was pending already (that one is the program's, and stays). A full pipe
  * answers EAGAIN (the descriptor is non-blocking): the rest is dropped.
  */
+/*
+ * Whether a line of @len bytes can be written to a log that shares the
+ * program's open file without blocking: a pipe with that much room (a
+ * line is less than PIPE_BUF, so it goes whole or waits), anything but a
+ * pipe or socket (sockets are written with MSG_DONTWAIT). A terminal
+ * stopped with ^S would still block.
+ */
+static int log_has_room(int fd, const struct stat *st, size_t len)
+{
+	long size;
+	int unread = 0;
+
+	if (!S_ISFIFO(st->st_mode))
+		return 1;
+	size = syscall(SYS_fcntl, fd, F_GETPIPE_SZ);
+	if (size < 0 || syscall(SYS_ioctl, fd, FIONREAD, &unread))
+		return 0;
+	return (size_t)size >= (size_t)unread + len;
+}
+
 static void write_log(const char *buf, size_t len)
 {
 	static const struct timespec zero = { 0, 0 };
@@ -262,6 +303,8 @@ static void write_log(const char *buf, size_t len)
 		atomic_store_explicit(&log_fd, -1, memory_order_relaxed);
 		return;
 	}
+	if (log_shared && !log_has_room(fd, &st, len))
+		return;
 
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
@@ -271,7 +314,11 @@ static void write_log(const char *buf, size_t len)
 	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_set, &old, KSIGSET_SIZE))
 		return;
 	while (off < len) {
-		w = syscall(SYS_write, fd, buf + off, len - off);
+		if (S_ISSOCK(st.st_mode))
+			w = syscall(SYS_sendto, fd, buf + off, len - off,
+				    MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+		else
+			w = syscall(SYS_write, fd, buf + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EPIPE)
