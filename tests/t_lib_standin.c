@@ -67,7 +67,7 @@ extern char sd_sys_ret[];
 
 /* What the stand-in does, and what it saw. */
 static struct {
-	uint64_t features;	/* INFO's */
+	uint64_t features;	/* INFO's: this module's unless a scenario says */
 	int open_err;		/* the device's openat(2) fails so */
 	int owner_only;		/* 0600 root: others get EACCES */
 	int remap_err;		/* REMAP fails so, having done nothing */
@@ -76,7 +76,7 @@ static struct {
 	int remap_fake_ok;	/* REMAP "succeeds" without doing anything */
 	int opens, opens_denied, remaps, remaps_ebadf, mremaps;
 	uint32_t last_flags;
-} sd;
+} sd = { .features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED };
 
 #define SD_COOKIE(accmode)	(0x5eed000 + (long)(accmode))
 
@@ -195,10 +195,14 @@ static void sd_trap(int sig, siginfo_t *si, void *ctx)
 	g[REG_RAX] = r;
 }
 
-static int sd_install(void)
+/*
+ * Installs a filter: the stand-in's own system calls (sd_sys()) pass; of
+ * the others, those in @nrs get @hit, the rest @miss.
+ */
+static int sd_filter(const int *nrs, int n, uint32_t hit, uint32_t miss)
 {
 	uint64_t ip = (uintptr_t)sd_sys_ret;
-	struct sock_filter f[] = {
+	const struct sock_filter head[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
@@ -210,14 +214,27 @@ static int sd_install(void)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_lseek, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mremap, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	enum { H = sizeof(head) / sizeof(head[0]), MAX = 32 };
+	struct sock_filter f[H + MAX + 2];
+	struct sock_fprog prog = { (unsigned short)(H + n + 2), f };
+
+	if (n > MAX)
+		return -1;
+	memcpy(f, head, sizeof(head));
+	/* Each match jumps to the @hit return at the end. */
+	for (int k = 0; k < n; k++)
+		f[H + k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							(uint32_t)nrs[k],
+							(uint8_t)(n - k), 0);
+	f[H + n] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, miss);
+	f[H + n + 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, hit);
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+static int sd_install(void)
+{
+	static const int trapped[] = { SYS_openat, SYS_ioctl, SYS_lseek, SYS_mremap };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -227,7 +244,8 @@ static int sd_install(void)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	return sd_filter(trapped, sizeof(trapped) / sizeof(trapped[0]),
+			 SECCOMP_RET_TRAP, SECCOMP_RET_ALLOW);
 }
 
 /*
@@ -244,34 +262,9 @@ static int strict_install(void)
 		/* this program */
 		SYS_rt_sigreturn, SYS_exit_group, SYS_exit,
 	};
-	enum { N = sizeof(allowed) / sizeof(allowed[0]) };
-	uint64_t ip = (uintptr_t)sd_sys_ret;
-	const struct sock_filter head[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, instruction_pointer)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, instruction_pointer) + 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	};
-	enum { H = sizeof(head) / sizeof(head[0]) };
-	struct sock_filter f[H + N + 2];
-	struct sock_fprog prog = { H + N + 2, f };
 
-	memcpy(f, head, sizeof(head));
-	/* Each match jumps to the ALLOW at the end; no match falls to KILL. */
-	for (int k = 0; k < N; k++)
-		f[H + k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-							(uint32_t)allowed[k],
-							(uint8_t)(N - k), 0);
-	f[H + N] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[H + N + 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	return sd_filter(allowed, sizeof(allowed) / sizeof(allowed[0]),
+			 SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS);
 }
 
 /* ---- memory ---- */
@@ -348,6 +341,20 @@ static int standin_fds(int *which, int close_them)
 	return n;
 }
 
+/*
+ * What every scenario starts with (each runs in a child of its own): a
+ * source a of LEN bytes, filled, and a free target b, the stand-in in
+ * place; the stats and result of its last call.
+ */
+static char *a, *b;
+static struct fastremap_stats st;
+static void *res;
+
+static int sd_start(void)
+{
+	return two_ranges(&a, &b, LEN) || sd_install();
+}
+
 /* A MREMAP_FIXED call through the library, routing off. */
 static long lib_fixed(char *src, char *dst, int extra, struct fastremap_stats *st,
 		      void **res)
@@ -369,21 +376,16 @@ static long lib_fixed(char *src, char *dst, int extra, struct fastremap_stats *s
  */
 static int lost_result(int extra)
 {
-	struct fastremap_stats st;
-	char *src, *dst;
-	void *res = NULL;
 	long r;
 
 	sd.features = FASTREMAP_FEAT_POS_COOKIE;
 	sd.writeback_fails = 1;
-	if (two_ranges(&src, &dst, LEN) || sd_install())
-		return 1;
-	r = lib_fixed(src, dst, extra, &st, &res);
+	r = lib_fixed(a, b, extra, &st, &res);
 	if (r != -EFAULT)
 		return r == 0 ? 2 : 3;
 	if (sd.mremaps)
 		return 4;	/* retried with mremap(2) */
-	if (!is_mapped(dst) || !holds_pattern(dst, LEN))
+	if (!is_mapped(b) || !holds_pattern(b, LEN))
 		return 5;
 	return st.used_module ? 0 : 6;
 }
@@ -405,21 +407,15 @@ static int s_lost_result_fixed(void)
  */
 static int unchanged_retried(int err)
 {
-	struct fastremap_stats st;
-	char *src, *dst;
-	void *res = NULL;
 	long r;
 
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
 	sd.remap_err = err;
-	if (two_ranges(&src, &dst, LEN) || sd_install())
-		return 1;
-	r = lib_fixed(src, dst, 0, &st, &res);
-	if (r || res != dst || st.used_module || sd.mremaps != 1)
+	r = lib_fixed(a, b, 0, &st, &res);
+	if (r || res != b || st.used_module || sd.mremaps != 1)
 		return 2;
 	if (st.reason != FASTREMAP_REASON_IOCTL_ERROR || st.reason_errno != err)
 		return 3;
-	return holds_pattern(dst, LEN) ? 0 : 4;
+	return holds_pattern(b, LEN) ? 0 : 4;
 }
 
 static int s_unchanged_einval(void)
@@ -438,46 +434,34 @@ static int s_unchanged_efault_pinned(void)
  */
 static int s_enomem_final(void)
 {
-	struct fastremap_stats st;
-	char *src, *dst;
-	void *res = NULL;
 	long r;
 
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
 	sd.remap_enomem_after = 1;
-	if (two_ranges(&src, &dst, LEN) || sd_install())
-		return 1;
-	memset(dst, 1, LEN);
-	r = lib_fixed(src, dst, 0, &st, &res);
+	memset(b, 1, LEN);
+	r = lib_fixed(a, b, 0, &st, &res);
 	if (r != -ENOMEM)
 		return 2;
 	if (sd.mremaps || !st.used_module)
 		return 3;
-	return holds_pattern(src, LEN) && !is_mapped(dst) ? 0 : 4;
+	return holds_pattern(a, LEN) && !is_mapped(b) ? 0 : 4;
 }
 
 /* A declined case and a "success" that never ran: mremap(2) answers. */
 static int s_declined_and_fake(void)
 {
-	struct fastremap_stats st;
-	char *src, *dst;
-	void *res = NULL;
 	long r;
 
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
 	sd.remap_err = EOPNOTSUPP;
-	if (two_ranges(&src, &dst, LEN) || sd_install())
-		return 1;
-	r = lib_fixed(src, dst, 0, &st, &res);
-	if (r || res != dst || st.used_module || st.reason != FASTREMAP_REASON_DECLINED ||
+	r = lib_fixed(a, b, 0, &st, &res);
+	if (r || res != b || st.used_module || st.reason != FASTREMAP_REASON_DECLINED ||
 	    sd.mremaps != 1)
 		return 2;
 	sd.remap_err = 0;
 	sd.remap_fake_ok = 1;
-	r = lib_fixed(dst, src, 0, &st, &res);
-	if (r || res != src || st.used_module || sd.mremaps != 2)
+	r = lib_fixed(b, a, 0, &st, &res);
+	if (r || res != a || st.used_module || sd.mremaps != 2)
 		return 3;
-	return holds_pattern(src, LEN) ? 0 : 4;
+	return holds_pattern(a, LEN) ? 0 : 4;
 }
 
 /*
@@ -488,14 +472,8 @@ static int s_declined_and_fake(void)
  */
 static int s_readonly_reuse(void)
 {
-	struct fastremap_stats st;
-	char *a, *b;
-	void *res = NULL;
 	int fd = -1, ro;
 
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
-	if (two_ranges(&a, &b, LEN) || sd_install())
-		return 1;
 	if (lib_fixed(a, b, 0, &st, &res) || !st.used_module)
 		return 2;
 	if (standin_fds(&fd, 0) != 1)
@@ -523,14 +501,7 @@ static int s_readonly_reuse(void)
  */
 static int s_fresh_enotty(void)
 {
-	struct fastremap_stats st;
-	char *a, *b;
-	void *res = NULL;
-
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
 	sd.remap_err = ENOTTY;
-	if (two_ranges(&a, &b, LEN) || sd_install())
-		return 1;
 	for (int k = 0; k < 3; k++) {
 		if (lib_fixed(k % 2 ? b : a, k % 2 ? a : b, 0, &st, &res) ||
 		    st.used_module)
@@ -548,15 +519,9 @@ static int s_fresh_enotty(void)
  */
 static int s_creds_dropped(void)
 {
-	struct fastremap_stats st;
-	char *a, *b;
-	void *res = NULL;
 	int remaps;
 
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
 	sd.owner_only = 1;
-	if (two_ranges(&a, &b, LEN) || sd_install())
-		return 1;
 	if (lib_fixed(a, b, 0, &st, &res) || !st.used_module)
 		return 2;
 	remaps = sd.remaps;
@@ -583,14 +548,8 @@ static int s_creds_dropped(void)
 static int s_eacces_probes(void)
 {
 	struct timespec ts = { 1, 200000000 };
-	struct fastremap_stats st;
-	char *a, *b;
-	void *res = NULL;
 
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
 	sd.owner_only = 1;
-	if (two_ranges(&a, &b, LEN) || sd_install())
-		return 1;
 	if (setresuid(65534, 65534, 0))
 		return 2;
 	if (lib_fixed(a, b, 0, &st, &res) || st.reason != FASTREMAP_REASON_NO_ACCESS)
@@ -613,12 +572,9 @@ static int s_eacces_probes(void)
  */
 static int s_growth_no_module(void)
 {
-	char *a, *b;
 	void *r;
 
 	sd.open_err = ENOENT;
-	if (two_ranges(&a, &b, LEN) || sd_install())
-		return 1;
 	/* Misaligned: more extents than the library routes to mremap(2). */
 	for (int k = 0; k < 2; k++) {
 		char *src = k ? b : a;
@@ -642,12 +598,7 @@ static int s_growth_no_module(void)
  */
 static int s_strict_sandbox(void)
 {
-	struct fastremap_stats st;
-	char *a, *b;
-	void *res = NULL;
-
-	sd.features = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
-	if (two_ranges(&a, &b, LEN) || sd_install() || strict_install())
+	if (strict_install())
 		return 1;
 	if (lib_fixed(a, b, 0, &st, &res) || !st.used_module)
 		return 2;
@@ -701,6 +652,8 @@ int main(int argc, char **argv)
 		size_t k = strtoul(argv[1], NULL, 10);
 
 		standin_fds(NULL, 1);
+		if (sd_start())
+			return 1;
 		return k < sizeof(sc) / sizeof(sc[0]) ? sc[k].fn() : 127;
 	}
 	for (size_t k = 0; k < sizeof(sc) / sizeof(sc[0]); k++) {
@@ -715,7 +668,7 @@ int main(int argc, char **argv)
 
 		if (pid == 0) {
 			standin_fds(NULL, 1);
-			_exit(sc[k].fn());
+			_exit(sd_start() ? 1 : sc[k].fn());
 		}
 		if (pid < 0 || waitpid(pid, &status, 0) != pid)
 			status = -1;
