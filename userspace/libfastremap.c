@@ -23,18 +23,24 @@
  * do not inherit it.
  *
  * The descriptor is a number in the caller's table, which the caller may
- * close or replace by mistake. Before each use the library checks with
- * statx(2) that it is still a character device with the number it opened;
- * if not, it forgets the number (never closing it: it is the caller's now)
- * and opens the device again. A descriptor below 3 is moved above 2, or
- * closed if it cannot be, so a program that starts with stdin, stdout or
- * stderr closed and reopens them gets the numbers it expects.
+ * close or replace by mistake. Before each use the library checks that it
+ * is still the device it opened (the position cookie, else the device
+ * number: fr_device()); if not, or if it answers the remap ioctl with
+ * EBADF or ENOTTY, it forgets the number (never closing it: it is the
+ * caller's now) and opens the device again. A descriptor below 3 is moved
+ * above 2, or closed if it cannot be, so a program that starts with stdin,
+ * stdout or stderr closed and reopens them gets the numbers it expects.
+ * The device's permissions keep applying when the process changes its
+ * effective IDs: see fr_creds_allow().
  *
- * An unavailable device (missing, no access, an ABI we do not speak) is
- * remembered until the monotonic clock's next second, after which the
- * next call tries again: a module loaded after the process started is
- * picked up without a restart, and a process without the module pays at
- * most one failed open(2) per second.
+ * A missing device (or one whose ABI we do not speak) is remembered until
+ * the monotonic clock's next second, after which the next call tries
+ * again: a module loaded after the process started is picked up without a
+ * restart, and a process without the module pays at most one failed
+ * open(2) per second. One the process may not open is tried again when
+ * its effective IDs change.
+ *
+ * The system calls made are listed in fastremap(3), SYSTEM CALLS.
  *
  * Every system call is made directly (fr_syscall6()), never through the
  * C library's wrappers: open(), close(), write()... are thread
