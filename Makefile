@@ -15,7 +15,7 @@ TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
 
 # In-VM test programs are static: the guest has no libc of its own.
 VM_TESTS := $(filter-out \#%,$(shell grep -v '^\#' tests/vm-tests))
-HOST_TESTS := t_ibt_unit t_lib t_move_lib t_preload
+HOST_TESTS := t_ibt_unit t_lib t_lib_standin t_move_lib t_preload
 
 # libfastremap, the LD_PRELOAD shim, fastremapctl, the pkg-config file and
 # the man pages are built by userspace/Makefile, into $(BUILD)/userspace.
@@ -57,6 +57,10 @@ $(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h tests/move_util.h u
 $(BUILD)/bin/t_lib: tests/t_lib.c tests/tap.h userspace/fastremap.h $(LIBFR)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
+
+$(BUILD)/bin/t_lib_standin: tests/t_lib_standin.c tests/tap.h userspace/fastremap.h uapi/linux/fastremap.h $(LIBFR)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Iuserspace -o $@ $< $(LIBFR)
 
 $(BUILD)/bin/t_move_lib: tests/t_move_lib.c tests/tap.h tests/remap_util.h tests/move_util.h userspace/fastremap.h $(LIBFR)
 	@mkdir -p $(@D)

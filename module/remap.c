@@ -18,6 +18,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/uaccess.h>
@@ -528,12 +529,67 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 	return ret;
 }
 
+/*
+ * The pages of the caller's request, pinned for the call, so that the
+ * result of a move that was made can always be written (see
+ * FASTREMAP_FEAT_REMAP_PINNED): a copy_to_user() after the move could
+ * fail if another thread unmapped them meanwhile, and the caller would
+ * learn of the move through nothing but that EFAULT. A request is at
+ * most a page: two pages at most.
+ */
+struct fr_req_pages {
+	struct page *pages[2];
+	unsigned long addr;
+	u32 len;
+	int n;
+};
+
+static long fr_req_pin(struct fr_req_pages *rp, void __user *uarg, u32 len)
+{
+	unsigned long first = (unsigned long)uarg & PAGE_MASK;
+	unsigned long last = ((unsigned long)uarg + len - 1) & PAGE_MASK;
+	int n = (last - first) / PAGE_SIZE + 1;
+	int got;
+
+	got = pin_user_pages_fast(first, n, FOLL_WRITE, rp->pages);
+	if (got != n) {
+		if (got > 0)
+			unpin_user_pages(rp->pages, got);
+		return -EFAULT;
+	}
+	rp->addr = (unsigned long)uarg;
+	rp->len = len;
+	rp->n = n;
+	return 0;
+}
+
+/* Writes @src to the pinned request and unpins it. */
+static void fr_req_write(struct fr_req_pages *rp, const void *src)
+{
+	unsigned long off = offset_in_page(rp->addr);
+	u32 done = 0;
+	int i;
+
+	for (i = 0; i < rp->n; i++) {
+		u32 chunk = min_t(u32, rp->len - done, PAGE_SIZE - off);
+		void *k = kmap_local_page(rp->pages[i]);
+
+		memcpy(k + off, src + done, chunk);
+		kunmap_local(k);
+		flush_dcache_page(rp->pages[i]);
+		done += chunk;
+		off = 0;
+	}
+	unpin_user_pages_dirty_lock(rp->pages, rp->n, true);
+}
+
 long fr_ioctl_remap(void __user *uarg)
 {
 	struct fastremap_remap req;
+	struct fr_req_pages rp;
 	struct fr_remap r = {};
 	u64 t0 = fr_hook_prof_clock();
-	u32 usize;
+	u32 usize, len;
 	long ret;
 
 	r.prof_t = t0;
@@ -544,22 +600,23 @@ long fr_ioctl_remap(void __user *uarg)
 	if (req.flags || req.__pad0 ||
 	    memchr_inv(req.reserved, 0, sizeof(req.reserved)))
 		return -EINVAL;
-	/*
-	 * Prove the result can be written back before moving anything: a
-	 * move whose new address cannot be reported would be lost.
-	 */
-	if (fr_copy_out(uarg, &req, min_t(u32, usize, sizeof(req))))
-		return -EFAULT;
+	len = min_t(u32, usize, sizeof(req));
+	/* Writable and held before anything moves: a move is never lost. */
+	ret = fr_req_pin(&rp, uarg, len);
+	if (ret)
+		return ret;
 
 	fr_prof_lap(&r.prof_t, FR_PROF_R_ENTRY);
 	r.req_start = untagged_addr((unsigned long)uarg);
-	r.req_end = r.req_start + min_t(u32, usize, sizeof(req));
+	r.req_end = r.req_start + len;
 	r.addr = untagged_addr(req.old_addr);
 	r.new_addr = req.new_addr;
 	r.flags = req.mremap_flags;
 	ret = fr_remap(&r, req.old_size, req.new_size);
-	if (IS_ERR_VALUE(ret))
+	if (IS_ERR_VALUE(ret)) {
+		unpin_user_pages(rp.pages, rp.n);
 		return ret;
+	}
 
 	req.new_addr = ret;
 	req.moved_pud = r.stats.pud;
@@ -569,8 +626,7 @@ long fr_ioctl_remap(void __user *uarg)
 	req.tlb_flushes = r.stats.flushes;
 	req.moved_contpte = r.stats.contpte;
 	req.unfolded_contpte = r.stats.contpte_unfolded;
-	if (fr_copy_out(uarg, &req, min_t(u32, usize, sizeof(req))))
-		return -EFAULT;
+	fr_req_write(&rp, &req);
 	fr_prof_lap(&r.prof_t, FR_PROF_R_EXIT);
 	fr_hook_prof_add(FR_PROF_R_TOTAL, r.prof_t - t0);
 	fr_hook_prof_add(FR_PROF_R_CALLS, 1);

@@ -12,6 +12,8 @@ pkgs=(
 	gnuplot-nox man-db groff-base
 	linux-source-6.1 xz-utils
 	gcc-multilib
+	# The library and the shim must build with musl too (build-test.sh).
+	musl-tools
 	# The arm64 lane: the emulator, and objdump for scripts/check-ko.sh.
 	# (Its cross gcc goes into the chroots, prepare-kernels.sh: on
 	# Debian 12, gcc-aarch64-linux-gnu and gcc-multilib conflict.)

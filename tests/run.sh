@@ -21,7 +21,7 @@ VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
 if fr_is_arm64; then
 	HOST_TESTS=${FASTREMAP_HOST_TESTS:-none}
 else
-	HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_move_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
+	HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_lib_standin t_move_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
 fi
 [ "$HOST_TESTS" = none ] && HOST_TESTS=
 

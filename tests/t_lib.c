@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/fastremap.h>
 #include <linux/seccomp.h>
 #include "fastremap.h"
 #include "tap.h"
@@ -265,6 +266,7 @@ enum expect {
 	/* Routed by the library before any device is opened: any world. */
 	E_ROUTED,	/* a move mremap(2) makes in as few extents */
 	E_NOT_MOVE,	/* no MREMAP_MAYMOVE, a shrink, the same size */
+	/* Module world; without a device it is one mremap(2) call, the fallback: */
 	E_IN_PLACE,	/* growth mremap(2) made in place */
 };
 
@@ -278,8 +280,6 @@ static int path_ok(enum expect e, const struct fastremap_stats *st)
 	if (e == E_NOT_MOVE)
 		return !st->used_module && st->reason == FASTREMAP_REASON_NOT_A_MOVE &&
 		       st->mremap_extents == 0;
-	if (e == E_IN_PLACE)
-		return !st->used_module && st->reason == FASTREMAP_REASON_IN_PLACE;
 	if (!module_world)
 		return !st->used_module && st->reason == fallback_reason;
 	switch (e) {
@@ -297,6 +297,8 @@ static int path_ok(enum expect e, const struct fastremap_stats *st)
 		return !st->used_module &&
 		       st->reason == FASTREMAP_REASON_IOCTL_ERROR &&
 		       st->reason_errno != 0;
+	case E_IN_PLACE:
+		return !st->used_module && st->reason == FASTREMAP_REASON_IN_PLACE;
 	default:
 		return 1;
 	}
@@ -1674,8 +1676,8 @@ static int lib_move(struct fastremap_stats *st)
  * for the position cookie (FASTREMAP_FEAT_POS_COOKIE), and where that
  * cannot tell, the device number (fr_chr_dev()).
  */
-#if defined(SYS_fstat) && (defined(__x86_64__) || defined(__aarch64__)) && !defined(__ILP32__)
-#define T_SYS_IDENTITY	SYS_fstat
+#if defined(SYS_newfstatat) && (defined(__x86_64__) || defined(__aarch64__)) && !defined(__ILP32__)
+#define T_SYS_IDENTITY	SYS_newfstatat
 #else
 #define T_SYS_IDENTITY	SYS_statx
 #endif
@@ -1893,6 +1895,112 @@ static void test_fresh_children(void)
 	}
 }
 
+/* ---- the ABI the library relies on: FASTREMAP_FEAT_REMAP_PINNED ---- */
+
+#define HOLD_PARAM	"/sys/module/fastremap/parameters/hold_after_prepare"
+
+static int param_write(const char *val)
+{
+	int fd = open(HOLD_PARAM, O_WRONLY | O_CLOEXEC);
+	int ok = fd >= 0 && write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+static int param_read(void)
+{
+	char b[8] = "";
+	int fd = open(HOLD_PARAM, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, b, sizeof(b) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? atoi(b) : -1;
+}
+
+static int truncate_fd = -1;
+
+/* While the move is held: the request's page goes (truncated), then on. */
+static void *truncator(void *arg)
+{
+	int *done = arg;
+
+	for (int k = 0; k < 10000 && param_read() != 2; k++)
+		usleep(1000);
+	*done = param_read() == 2 && ftruncate(truncate_fd, 0) == 0;
+	param_write("0");
+	return NULL;
+}
+
+/*
+ * One FIXED|DONTUNMAP move through the ioctl whose request, in a memfd
+ * page, is truncated away while the module holds the move after
+ * preparing it (hold_after_prepare): a write of the result through the
+ * caller's mapping would fail there. Returns the ioctl's value, errno in
+ * *err; *held: the page really went during the call.
+ */
+static long held_remap(int dev, char **dst, int *err, int *held)
+{
+	struct fastremap_remap *rq;
+	char *src;
+	pthread_t t;
+	long r;
+
+	*held = 0;
+	if (!two_ranges(&src, dst))
+		return -2;
+	truncate_fd = memfd_create("fr_request", MFD_CLOEXEC);
+	if (truncate_fd < 0 || ftruncate(truncate_fd, 4096))
+		return -2;
+	rq = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, truncate_fd, 0);
+	if (rq == MAP_FAILED)
+		return -2;
+	memset(rq, 0, sizeof(*rq));
+	rq->size = sizeof(*rq);
+	rq->mremap_flags = MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP;
+	rq->old_addr = (uintptr_t)src;
+	rq->old_size = rq->new_size = 4 * MIB;
+	rq->new_addr = (uintptr_t)*dst;
+	if (param_write("1") || pthread_create(&t, NULL, truncator, held))
+		return -2;
+	r = syscall(SYS_ioctl, dev, FASTREMAP_IOC_REMAP, rq);
+	*err = errno;
+	param_write("0");
+	pthread_join(t, NULL);
+	munmap(rq, 4096);
+	close(truncate_fd);
+	munmap(src, 4 * MIB);
+	return r;
+}
+
+static void test_pinned_result(void)
+{
+	int dev, err = 0, held;
+	char *dst;
+	long r;
+
+	if (!module_world) {
+		tap_skip_test("no device", "a request truncated away during the move: "
+			      "the move is reported");
+		return;
+	}
+	if (access(HOLD_PARAM, W_OK)) {
+		tap_skip_test("a module without test hooks",
+			      "a request truncated away during the move: the move is reported");
+		return;
+	}
+	dev = open(DEVICE, O_RDWR | O_CLOEXEC);
+	r = held_remap(dev, &dst, &err, &held);
+	tap_ok(r == 0 && held && !bad_words(dst, 4 * MIB),
+	       "FIXED|DONTUNMAP, the request's memfd page truncated away while the "
+	       "move is held: success, the data at the target (ret %ld, %s, page gone %d)",
+	       r, r ? strerror(err) : "-", held);
+	munmap(dst, 4 * MIB);
+	close(dev);
+}
+
 /*
  * Only 0, 1 or 2 free below the descriptor limit: the library must not
  * keep the device there, where the program's next open() of a standard
@@ -1979,5 +2087,6 @@ int main(int argc, char **argv)
 	test_sandbox();
 	test_fresh_children();
 	test_fd_limit();
+	test_pinned_result();
 	return tap_done();
 }

@@ -6,7 +6,11 @@
  *    from it (mremap() is no cancellation point; the shim must add none).
  *  - With FASTREMAP_PRELOAD_LOG=1 and stderr a pipe nobody reads, mremap()
  *    neither dies of SIGPIPE nor leaves one pending, and a SIGPIPE that was
- *    pending before stays pending.
+ *    pending before stays pending; with that pipe full, mremap() does not
+ *    block; a data file the program opens on fd 2 after closing it gets no
+ *    log line. FASTREMAP_PRELOAD_LOG=/path logs to that file.
+ *  - An mremap flag none of the three: the C library's own answer (glibc
+ *    2.40 and later: EINVAL without the system call; older: the kernel's).
  * Each case runs in a child started afresh (execve of this program) with
  * the shim preloaded, so the library's first open of the device happens
  * inside the case. The same children serve the set-user-ID check in the
@@ -14,11 +18,13 @@
  *
  * Usage: t_preload [SHIM]   (default: libfastremap-preload.so next to this
  * program's build tree, build/userspace/, or $FASTREMAP_SHIM)
- *        t_preload --move | --cancel | --sigpipe | --sigpipe-pending
+ *        t_preload --move | --cancel | --sigpipe | --sigpipe-pending |
+ *                  --fd2-reused | --unknown-flag
  *        t_preload --as-nobody PROGRAM ARGS...
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
@@ -27,7 +33,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
@@ -194,6 +207,70 @@ static int child_sigpipe_pending(void)
 	return 0;
 }
 
+/*
+ * The program closes fd 2 and opens a data file there, then calls
+ * mremap(): the file must get nothing from the shim.
+ */
+static int child_fd2_reused(void)
+{
+	struct stat st;
+	int rc, data;
+
+	close(2);
+	data = memfd_create("t_preload-data", 0);
+	if (data != 2)
+		return 40;
+	rc = child_move();
+	if (rc)
+		return rc;
+	return fstat(data, &st) == 0 && st.st_size == 0 ? 0 : 41;
+}
+
+#define T_UNKNOWN_FLAG	0x40	/* no mremap flag yet */
+
+/*
+ * mremap() with a flag none of the three, through the shim and through
+ * the C library's own mremap(): the same answer. A seccomp filter makes
+ * the system call answer ENOSYS for that flag, so that a call the C
+ * library refuses itself (EINVAL) is told from one it passed on.
+ */
+static int child_unknown_flag(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mremap, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, T_UNKNOWN_FLAG, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	void *(*libc_mremap)(void *, size_t, size_t, int, ...);
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	char *src, *dst;
+	int e_libc, e_shim;
+
+	if (!shim_loaded())
+		return 10;
+	if (!libc || !(libc_mremap = (void *(*)(void *, size_t, size_t, int, ...))
+		       dlsym(libc, "mremap")))
+		return 11;
+	if (setup(&src, &dst) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 12;
+	errno = 0;
+	if (libc_mremap(src, LEN, 2 * LEN, MREMAP_MAYMOVE | T_UNKNOWN_FLAG) != MAP_FAILED)
+		return 13;
+	e_libc = errno;
+	errno = 0;
+	if (mremap(src, LEN, 2 * LEN, MREMAP_MAYMOVE | T_UNKNOWN_FLAG) != MAP_FAILED)
+		return 14;
+	e_shim = errno;
+	if (e_shim != e_libc)
+		return e_libc == EINVAL ? 20 : 21;	/* 20: passed to the kernel */
+	return 0;
+}
+
 /* Runs PROGRAM as uid and gid 65534 (nobody), for the set-user-ID check. */
 static int as_nobody(char **argv)
 {
@@ -207,12 +284,15 @@ static int as_nobody(char **argv)
 
 static char self[PATH_MAX];
 static const char *shim;
+/* run() drops to uid and gid 65534 before the exec (needs root). */
+static int run_nobody;
 
 /*
  * Runs this program with MODE under the shim; stderr to @errfd (or
- * /dev/null), FASTREMAP_PRELOAD_LOG=@log. Returns the wait status.
+ * /dev/null), FASTREMAP_PRELOAD_LOG=@log; killed after 20 s (a blocked
+ * call). Returns the wait status.
  */
-static int run(const char *mode, int errfd, int log)
+static int run(const char *mode, int errfd, const char *log)
 {
 	int status;
 	pid_t pid = fork();
@@ -221,9 +301,12 @@ static int run(const char *mode, int errfd, int log)
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(errfd >= 0 ? errfd : null, 2);
+		if (run_nobody && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+			_exit(126);
 		setenv("LD_PRELOAD", shim, 1);
-		setenv("FASTREMAP_PRELOAD_LOG", log ? "1" : "0", 1);
+		setenv("FASTREMAP_PRELOAD_LOG", log, 1);
 		unsetenv("FASTREMAP_PRELOAD_DISABLE");
+		alarm(20);
 		execl(self, self, mode, (char *)NULL);
 		_exit(127);
 	}
@@ -248,6 +331,48 @@ static const char *describe(int status)
 static int exited0(int status)
 {
 	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Fills a pipe to the brim through @wfd, which stays blocking. */
+static void fill_pipe(int wfd)
+{
+	int fl = fcntl(wfd, F_GETFL);
+	char junk[4096];
+
+	memset(junk, 'x', sizeof(junk));
+	fcntl(wfd, F_SETFL, fl | O_NONBLOCK);
+	while (write(wfd, junk, sizeof(junk)) > 0)
+		;
+	/* The last bytes a 4 KiB write could not take. */
+	while (write(wfd, junk, 1) > 0)
+		;
+	fcntl(wfd, F_SETFL, fl);
+}
+
+/* A stderr pipe filled up, blocking again, nobody reading: no block. */
+static void full_pipe_case(const char *who)
+{
+	int p[2], st;
+
+	if (pipe(p)) {
+		tap_ok(0, "%s a full pipe: pipe(2)", who);
+		return;
+	}
+	fill_pipe(p[1]);
+	st = run("--move", p[1], "1");
+	tap_ok(exited0(st), "%s a full stderr pipe nobody reads: mremap() does not "
+	       "block (%s)", who, describe(st));
+	close(p[0]);
+	close(p[1]);
+}
+
+/* Whether the file at @fd holds a log line of the shim. */
+static int file_has_log(int fd)
+{
+	char buf[512] = "";
+	ssize_t r = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	return r > 0 && strstr(buf, "fastremap-preload: mremap(");
 }
 
 /* A pipe whose read end is closed: writing to it raises SIGPIPE. */
@@ -275,6 +400,10 @@ int main(int argc, char **argv)
 		return child_sigpipe();
 	if (argc > 1 && !strcmp(argv[1], "--sigpipe-pending"))
 		return child_sigpipe_pending();
+	if (argc > 1 && !strcmp(argv[1], "--fd2-reused"))
+		return child_fd2_reused();
+	if (argc > 1 && !strcmp(argv[1], "--unknown-flag"))
+		return child_unknown_flag();
 	if (argc > 2 && !strcmp(argv[1], "--as-nobody"))
 		return as_nobody(argv + 2);
 
@@ -300,27 +429,77 @@ int main(int argc, char **argv)
 
 	/* The control: under these conditions the shim does write its log. */
 	fd = memfd_create("t_preload-stderr", 0);
-	st = run("--move", fd, 1);
-	{
-		char buf[512] = "";
-		ssize_t r = pread(fd, buf, sizeof(buf) - 1, 0);
-
-		tap_ok(exited0(st) && r > 0 && strstr(buf, "fastremap-preload: mremap("),
-		       "control: the shim is loaded and logs the call (%s)", describe(st));
-	}
+	st = run("--move", fd, "1");
+	tap_ok(exited0(st) && file_has_log(fd),
+	       "control: the shim is loaded and logs the call (%s)", describe(st));
 	close(fd);
 
-	st = run("--cancel", -1, 0);
+	st = run("--cancel", -1, "0");
 	tap_ok(exited0(st), "a pending deferred cancel does not act inside mremap() (%s%s)",
 	       describe(st), WEXITSTATUS(st) == 13 ? ": cancelled inside the call" : "");
 
 	fd = broken_pipe();
-	st = run("--sigpipe", fd, 1);
+	st = run("--sigpipe", fd, "1");
 	tap_ok(exited0(st), "logging to a pipe nobody reads: no death by SIGPIPE, "
 	       "none left pending or blocked (%s)", describe(st));
-	st = run("--sigpipe-pending", fd, 1);
+	st = run("--sigpipe-pending", fd, "1");
 	tap_ok(exited0(st), "the program's own pending SIGPIPE stays pending, its mask "
 	       "unchanged (%s)", describe(st));
 	close(fd);
+
+	fd = memfd_create("t_preload-stderr", 0);
+	st = run("--fd2-reused", fd, "1");
+	tap_ok(exited0(st) && file_has_log(fd),
+	       "the program closes fd 2 and opens a data file there: the file gets no "
+	       "log line, the stderr it had does (%s)", describe(st));
+	close(fd);
+
+	full_pipe_case("logging to");
+
+	/*
+	 * As uid 65534, stderr a pipe of root's: /proc/self/fd/2 cannot be
+	 * opened again (its mode is 0600), so the shim writes through the
+	 * program's own open file, and must not block on it when it is full.
+	 * The program and the shim must be readable by that user.
+	 */
+	if (geteuid() == 0 && access(self, R_OK) == 0) {
+		int p[2];
+
+		run_nobody = 1;
+		if (pipe(p) == 0) {
+			char buf[512] = "";
+			int fl = fcntl(p[0], F_GETFL);
+			ssize_t r;
+
+			st = run("--move", p[1], "1");
+			fcntl(p[0], F_SETFL, fl | O_NONBLOCK);
+			r = read(p[0], buf, sizeof(buf) - 1);
+			tap_ok(exited0(st) && r > 0 && strstr(buf, "fastremap-preload: mremap("),
+			       "uid 65534, stderr a pipe of root's: the shim logs through "
+			       "the program's open file (%s)", describe(st));
+			close(p[0]);
+			close(p[1]);
+		}
+		full_pipe_case("as uid 65534 (no reopen), logging to");
+		run_nobody = 0;
+	} else {
+		tap_skip_test("needs root", "uid 65534, stderr a pipe of root's");
+	}
+
+	st = run("--unknown-flag", -1, "0");
+	tap_ok(exited0(st), "an unknown mremap flag: the shim answers as the C library "
+	       "(%s) does (%s)", gnu_get_libc_version(), describe(st));
+
+	{
+		char path[64];
+
+		fd = memfd_create("t_preload-log", 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		st = run("--move", -1, path);
+		tap_ok(exited0(st) && file_has_log(fd),
+		       "FASTREMAP_PRELOAD_LOG=/path: the log goes to that file (%s)",
+		       describe(st));
+		close(fd);
+	}
 	return tap_done();
 }

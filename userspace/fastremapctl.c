@@ -209,10 +209,26 @@ static void print_symbols(void)
 	fclose(f);
 }
 
+static void print_device(const struct stat *st)
+{
+	struct passwd *pw = getpwuid(st->st_uid);
+	struct group *gr = getgrgid(st->st_gid);
+	char uid[16], gid[16];
+
+	snprintf(uid, sizeof(uid), "%u", (unsigned int)st->st_uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned int)st->st_gid);
+	printf("device:       %s: present, %s, mode %04o, owner %s:%s, "
+	       "number %u:%u\n", DEVICE,
+	       S_ISCHR(st->st_mode) ? "character device" : "NOT a character device",
+	       st->st_mode & 07777, pw ? pw->pw_name : uid,
+	       gr ? gr->gr_name : gid, major(st->st_rdev),
+	       minor(st->st_rdev));
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	static const char *const feats[] = { "per-vma-lock", "thp", "move-pud",
-					     "move", "pos-cookie" };
+					     "move", "pos-cookie", "remap-pinned" };
 	static const char *const ioctls[] = { "INFO", "REMAP", "MOVE" };
 	struct fastremap_abi_info ai;
 	struct utsname u;
@@ -226,26 +242,18 @@ static int cmd_info(int argc, char **argv)
 		printf("kernel:       %s %s %s\n", u.sysname, u.release,
 		       u.machine);
 
-	if (stat(DEVICE, &st)) {
+	if (stat(DEVICE, &st) == 0) {
+		print_device(&st);
+	} else if (errno == ENOENT || errno == ENOTDIR) {
 		printf("device:       %s: absent (%s)\n", DEVICE, strerror(errno));
 		advise(ENOENT);
 		advise_signature();
 		printf("fallback:     fastremap() calls mremap(2)\n");
 		return EXIT_NODEV;
-	}
-	{
-		struct passwd *pw = getpwuid(st.st_uid);
-		struct group *gr = getgrgid(st.st_gid);
-		char uid[16], gid[16];
-
-		snprintf(uid, sizeof(uid), "%u", (unsigned int)st.st_uid);
-		snprintf(gid, sizeof(gid), "%u", (unsigned int)st.st_gid);
-		printf("device:       %s: present, %s, mode %04o, owner %s:%s, "
-		       "number %u:%u\n", DEVICE,
-		       S_ISCHR(st.st_mode) ? "character device" : "NOT a character device",
-		       st.st_mode & 07777, pw ? pw->pw_name : uid,
-		       gr ? gr->gr_name : gid, major(st.st_rdev),
-		       minor(st.st_rdev));
+	} else {
+		/* It may be there (EACCES on a directory...): the handshake says. */
+		printf("device:       %s: cannot be examined (%s)\n", DEVICE,
+		       strerror(errno));
 	}
 
 	memset(&ai, 0, sizeof(ai));
@@ -263,7 +271,7 @@ static int cmd_info(int argc, char **argv)
 	       ai.library_abi, ai.abi_version == ai.library_abi ?
 	       "compatible" : "INCOMPATIBLE: install matching module and library");
 	printf("features:     ");
-	print_bits(ai.features, feats, 5);
+	print_bits(ai.features, feats, sizeof(feats) / sizeof(feats[0]));
 	printf("ioctls:       ");
 	print_bits(ai.ioctls, ioctls, 3);
 	printf("remap:        %s\n", ai.remap_usable ?

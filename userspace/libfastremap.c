@@ -23,18 +23,24 @@
  * do not inherit it.
  *
  * The descriptor is a number in the caller's table, which the caller may
- * close or replace by mistake. Before each use the library checks with
- * statx(2) that it is still a character device with the number it opened;
- * if not, it forgets the number (never closing it: it is the caller's now)
- * and opens the device again. A descriptor below 3 is moved above 2, or
- * closed if it cannot be, so a program that starts with stdin, stdout or
- * stderr closed and reopens them gets the numbers it expects.
+ * close or replace by mistake. Before each use the library checks that it
+ * is still the device it opened (the position cookie, else the device
+ * number: fr_device()); if not, or if it answers the remap ioctl with
+ * EBADF or ENOTTY, it forgets the number (never closing it: it is the
+ * caller's now) and opens the device again. A descriptor below 3 is moved
+ * above 2, or closed if it cannot be, so a program that starts with stdin,
+ * stdout or stderr closed and reopens them gets the numbers it expects.
+ * The device's permissions keep applying when the process changes its
+ * effective IDs: see fr_creds_allow().
  *
- * An unavailable device (missing, no access, an ABI we do not speak) is
- * remembered until the monotonic clock's next second, after which the
- * next call tries again: a module loaded after the process started is
- * picked up without a restart, and a process without the module pays at
- * most one failed open(2) per second.
+ * A missing device (or one whose ABI we do not speak) is remembered until
+ * the monotonic clock's next second, after which the next call tries
+ * again: a module loaded after the process started is picked up without a
+ * restart, and a process without the module pays at most one failed
+ * open(2) per second. One the process may not open is tried again when
+ * its effective IDs change.
+ *
+ * The system calls made are listed in fastremap(3), SYSTEM CALLS.
  *
  * Every system call is made directly (fr_syscall6()), never through the
  * C library's wrappers: open(), close(), write()... are thread
@@ -135,6 +141,30 @@ static atomic_uint fr_retry_at;
 static atomic_uint fr_pos_ok;
 /* unsigned long: the check is made where that holds an off_t (LP64). */
 static atomic_ulong fr_pos;
+/*
+ * FASTREMAP_FEAT_REMAP_PINNED: the module reports every move it made as
+ * a success, so its EFAULT never follows a change.
+ */
+static atomic_uint fr_pinned;
+
+/*
+ * The effective user and group IDs the device was last opened with or
+ * checked for (fr_cred_state FR_CRED_OK: usable; FR_CRED_DENIED: open(2)
+ * failed with fr_cred_err; 0: none yet). See fr_creds_allow().
+ */
+#define FR_CRED_OK	1u
+#define FR_CRED_DENIED	2u
+static atomic_uint fr_cred_state;
+static atomic_uint fr_cred_uid;
+static atomic_uint fr_cred_gid;
+static atomic_uint fr_cred_err;
+
+/* The descriptor a call uses, and the state word that published it. */
+struct fr_ref {
+	int fd;
+	unsigned int state;
+	int fresh;	/* opened and published by this call */
+};
 
 struct fr_why {
 	int reason;
@@ -254,20 +284,23 @@ static long fr_sys_pos(int fd)
  * Whether @fd is a character device, and its device number: 1 and *dev
  * set, 0 (not one), or a negative errno (-EBADF: no such descriptor).
  *
- * This runs before every ioctl, so it must be the cheapest call that
- * names the file. fstat(2) on the descriptor is: statx(2) with an empty
- * path copies and looks up the name "" first (getname_flags() on 6.1),
- * and under QEMU TCG on 6.1 that took 17.6-24.2 us against fstat(2)'s
- * 2.5-6.6 us and getppid(2)'s 0.7-1.9 us (one boot, 20,000 calls each,
- * three rounds). The C library's fstat() may itself be fstatat() with an
- * empty path (glibc 2.33 and later), so the system call is made directly
- * where the kernel's struct stat is the C library's (x86-64, arm64); other
- * architectures keep statx(2), whose layout is the same everywhere.
- * Neither is a cancellation point.
+ * This runs when the device is opened, and before an ioctl only where
+ * the position cookie cannot vouch for the descriptor (a module without
+ * FASTREMAP_FEAT_POS_COOKIE, a descriptor whose position differs). It is
+ * the call the C library's fstat() makes (glibc 2.33 and later, musl):
+ * fstatat(2) with an empty path, so that a sandbox that allows a C
+ * program's fstat() allows the library's too; fstat(2) itself is a
+ * system call no such program makes, and a kill-on-unknown filter would
+ * end the process. (An empty path costs a name lookup: under QEMU TCG on
+ * 6.1, 17.6-24.2 us against fstat(2)'s 2.5-6.6 us, one boot, 20,000
+ * calls each; the cookie makes that rare.) The system call is made
+ * directly where the kernel's struct stat is the C library's (x86-64,
+ * arm64); other architectures use statx(2), whose layout is the same
+ * everywhere. Neither is a cancellation point.
  */
-#if defined(SYS_fstat) && defined(__x86_64__) && !defined(__ILP32__)
+#if defined(SYS_newfstatat) && defined(__x86_64__) && !defined(__ILP32__)
 #define FR_KSTAT_SIZE	144
-#elif defined(SYS_fstat) && defined(__aarch64__) && !defined(__ILP32__)
+#elif defined(SYS_newfstatat) && defined(__aarch64__) && !defined(__ILP32__)
 #define FR_KSTAT_SIZE	128
 #endif
 #ifdef FR_KSTAT_SIZE
@@ -277,7 +310,7 @@ static int fr_chr_dev(int fd, uint32_t *dev)
 	struct stat st = { 0 };
 	long r;
 
-	r = FR_SYS(SYS_fstat, fd, &st, 0, 0, 0, 0);
+	r = FR_SYS(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH, 0, 0);
 	if (r)
 		return (int)r;
 	*dev = fr_enc_dev(major(st.st_rdev), minor(st.st_rdev));
@@ -315,17 +348,96 @@ static int fr_open_reason(int err)
 	}
 }
 
-/* Remembers for a while that the device cannot be used, and why. */
-static void fr_set_unavailable(unsigned int seen, int reason, int err)
+/*
+ * Remembers for a while that the device cannot be used, and why. Returns
+ * whether the state was still @seen (and is now "unavailable").
+ */
+static int fr_set_unavailable(unsigned int seen, int reason, int err)
 {
 	atomic_store_explicit(&fr_why, (unsigned int)reason << 16 |
 			      ((unsigned int)err & 0xffff), memory_order_relaxed);
 	atomic_store_explicit(&fr_retry_at, fr_now_s() + 1, memory_order_relaxed);
 	/* If another thread published something meanwhile, keep theirs. */
-	atomic_compare_exchange_strong_explicit(&fr_state, &seen,
-						fr_next(seen, FR_SLOT_UNAVAILABLE),
-						memory_order_release,
-						memory_order_relaxed);
+	return atomic_compare_exchange_strong_explicit(&fr_state, &seen,
+						       fr_next(seen, FR_SLOT_UNAVAILABLE),
+						       memory_order_acq_rel,
+						       memory_order_relaxed);
+}
+
+/*
+ * Forgets the descriptor published as @state, without closing it: the
+ * number may be the caller's now. The next call opens the device again.
+ */
+static void fr_forget(unsigned int state)
+{
+	atomic_compare_exchange_strong_explicit(&fr_state, &state,
+						fr_next(state, FR_SLOT_UNKNOWN),
+						memory_order_acq_rel,
+						memory_order_acquire);
+}
+
+static void fr_creds_now(unsigned int *uid, unsigned int *gid)
+{
+	*uid = (unsigned int)FR_SYS(SYS_geteuid, 0, 0, 0, 0, 0, 0);
+	*gid = (unsigned int)FR_SYS(SYS_getegid, 0, 0, 0, 0, 0, 0);
+}
+
+static void fr_creds_note(unsigned int uid, unsigned int gid, unsigned int state, int err)
+{
+	atomic_store_explicit(&fr_cred_state, 0, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_uid, uid, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_gid, gid, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_err, (unsigned int)err, memory_order_relaxed);
+	atomic_store_explicit(&fr_cred_state, state, memory_order_release);
+}
+
+/* FR_CRED_OK or FR_CRED_DENIED as last found for these IDs; 0: not known. */
+static unsigned int fr_creds_known(unsigned int uid, unsigned int gid)
+{
+	unsigned int st = atomic_load_explicit(&fr_cred_state, memory_order_acquire);
+
+	if (st && uid == atomic_load_explicit(&fr_cred_uid, memory_order_relaxed) &&
+	    gid == atomic_load_explicit(&fr_cred_gid, memory_order_relaxed))
+		return st;
+	return 0;
+}
+
+/*
+ * Whether the process, with the credentials it has now, may use the
+ * device. open(2) checked the device's mode and group against those of
+ * that moment; a program that changes its IDs later (setuid(2) in a
+ * privilege-dropping worker, a child after fork(2)) must not keep using a
+ * descriptor they could not open. So when the effective user or group ID
+ * differs from the last checked, the device is opened once more as the
+ * check (and closed): the kernel's own answer, with the same system call.
+ * Supplementary groups and the filesystem IDs alone are not compared.
+ */
+static int fr_creds_allow(struct fr_why *why)
+{
+	unsigned int uid, gid, known;
+	int t;
+
+	fr_creds_now(&uid, &gid);
+	known = fr_creds_known(uid, gid);
+	if (known == FR_CRED_OK)
+		return 1;
+	if (!known) {
+		t = fr_sys_open_device();
+		if (t >= 0) {
+			fr_sys_close(t);
+			fr_creds_note(uid, gid, FR_CRED_OK, 0);
+			return 1;
+		}
+		why->reason = fr_open_reason(-t);
+		why->err = -t;
+		/* EMFILE, ENOMEM...: cannot tell now; only this call falls back. */
+		if (why->reason == FASTREMAP_REASON_NO_ACCESS)
+			fr_creds_note(uid, gid, FR_CRED_DENIED, -t);
+		return 0;
+	}
+	why->reason = FASTREMAP_REASON_NO_ACCESS;
+	why->err = (int)atomic_load_explicit(&fr_cred_err, memory_order_relaxed);
+	return 0;
 }
 
 /*
@@ -350,22 +462,27 @@ static int fr_high_fd(int fd)
  * descriptor; -1 when the device cannot be used (why says why); -2 when
  * another thread changed the state meanwhile: look again.
  */
-static int fr_open(unsigned int seen, struct fr_why *why)
+static int fr_open(unsigned int seen, struct fr_why *why, unsigned int *state)
 {
 	struct fastremap_info info;
+	unsigned int uid, gid;
 	uint32_t dev = 0;
 	long r;
 	int fd;
 
+	fr_creds_now(&uid, &gid);
 	fd = fr_sys_open_device();
 	if (fd < 0) {
 		why->reason = fr_open_reason(-fd);
 		why->err = -fd;
+		if (why->reason == FASTREMAP_REASON_NO_ACCESS)
+			fr_creds_note(uid, gid, FR_CRED_DENIED, why->err);
 		/* EMFILE, ENOMEM, EINTR... may pass: only this call falls back. */
 		if (why->reason != FASTREMAP_REASON_OPEN_FAILED)
 			fr_set_unavailable(seen, why->reason, why->err);
 		return -1;
 	}
+	fr_creds_note(uid, gid, FR_CRED_OK, 0);
 	fd = fr_high_fd(fd);
 	if (fd < 0 || fd > FR_MAX_FD) {
 		/* Out of descriptors above 2 (or of state bits): this call only. */
@@ -402,9 +519,11 @@ static int fr_open(unsigned int seen, struct fr_why *why)
 	atomic_store_explicit(&fr_dev, dev, memory_order_relaxed);
 	if (info.features & FASTREMAP_FEAT_POS_COOKIE)
 		atomic_store_explicit(&fr_pos_ok, 1, memory_order_relaxed);
+	atomic_store_explicit(&fr_pinned, !!(info.features & FASTREMAP_FEAT_REMAP_PINNED),
+			      memory_order_relaxed);
+	*state = fr_next(seen, (unsigned int)fd + FR_SLOT_FD0);
 	if (atomic_compare_exchange_strong_explicit(
-		    &fr_state, &seen,
-		    fr_next(seen, (unsigned int)fd + FR_SLOT_FD0),
+		    &fr_state, &seen, *state,
 		    memory_order_acq_rel, memory_order_acquire))
 		return fd;
 	/* Another thread got there first: use what it published. */
@@ -414,10 +533,16 @@ static int fr_open(unsigned int seen, struct fr_why *why)
 
 /*
  * The device descriptor, opened on first use; -1 with why set when the
- * device cannot be used for this call.
+ * device cannot be used for this call. @ref (may be NULL) says under
+ * which state word it was published and whether this call opened it.
  */
-static int fr_device(struct fr_why *why)
+static int fr_device(struct fr_why *why, struct fr_ref *ref)
 {
+	struct fr_ref dummy;
+
+	if (!ref)
+		ref = &dummy;
+	ref->fresh = 0;
 	for (int tries = 0; tries < 8; tries++) {
 		unsigned int s = atomic_load_explicit(&fr_state, memory_order_acquire);
 		uint32_t dev = 0;
@@ -440,8 +565,10 @@ static int fr_device(struct fr_why *why)
 			if (atomic_load_explicit(&fr_pos_ok, memory_order_relaxed)) {
 				pos = fr_sys_pos(fd);
 				if (pos > 0 && (unsigned long)pos ==
-				    atomic_load_explicit(&fr_pos, memory_order_relaxed))
-					return fd;
+				    atomic_load_explicit(&fr_pos, memory_order_relaxed)) {
+					ref->state = s;
+					return fr_creds_allow(why) ? fd : -1;
+				}
 			}
 			chr = fr_chr_dev(fd, &dev);
 			if (chr == 1 &&
@@ -453,7 +580,8 @@ static int fr_device(struct fr_why *why)
 				if (pos > 0)
 					atomic_store_explicit(&fr_pos, (unsigned long)pos,
 							      memory_order_relaxed);
-				return fd;
+				ref->state = s;
+				return fr_creds_allow(why) ? fd : -1;
 			}
 			if (chr < 0 && chr != -EBADF) {
 				/* Cannot tell (fstat(2) filtered out): not now. */
@@ -465,22 +593,36 @@ static int fr_device(struct fr_why *why)
 			 * The caller closed or reused our descriptor. The
 			 * number is theirs now: forget it, do not close it.
 			 */
-			atomic_compare_exchange_strong_explicit(
-				&fr_state, &s, fr_next(s, FR_SLOT_UNKNOWN),
-				memory_order_acq_rel, memory_order_acquire);
+			fr_forget(s);
 			continue;
 		}
-		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE &&
-		    (int)(atomic_load_explicit(&fr_retry_at, memory_order_relaxed) -
-			  fr_now_s()) > 0) {
+		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE) {
 			unsigned int w = atomic_load_explicit(&fr_why,
 							      memory_order_relaxed);
+			int wait;
 
 			why->reason = (int)(w >> 16);
 			why->err = (int)(w & 0xffff);
-			return -1;
+			if (why->reason == FASTREMAP_REASON_NO_ACCESS) {
+				/*
+				 * Access depends on the credentials (and on the
+				 * device's mode, which an administrator sets
+				 * once): asked again when they change only.
+				 */
+				unsigned int uid, gid;
+
+				fr_creds_now(&uid, &gid);
+				wait = fr_creds_known(uid, gid) == FR_CRED_DENIED;
+			} else {
+				wait = (int)(atomic_load_explicit(&fr_retry_at,
+								  memory_order_relaxed) -
+					     fr_now_s()) > 0;
+			}
+			if (wait)
+				return -1;
 		}
-		fd = fr_open(s, why);
+		fd = fr_open(s, why, &ref->state);
+		ref->fresh = fd >= 0;
 		if (fd != -2)
 			return fd;
 	}
@@ -685,9 +827,10 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 	struct fastremap_stats st;
 	struct fastremap_remap req;
 	struct fr_why why = { 0, 0 };
+	struct fr_ref ref = { -1, 0, 0 };
 	void *res = NULL;
+	int fd = -1, have_fd = 0;
 	long ret;
-	int fd;
 
 	if ((fr_flags & ~FR_KNOWN_FR_FLAGS) ||
 	    (fr_flags & FR_CONFLICTING_FR_FLAGS) == FR_CONFLICTING_FR_FLAGS)
@@ -715,6 +858,14 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 			goto fallback;
 		case FR_ROUTE_IN_PLACE_FIRST:
 			/*
+			 * Without the module, mremap(2) with the caller's
+			 * flags is the one call to make.
+			 */
+			fd = fr_device(&why, &ref);
+			if (fd < 0)
+				goto fallback;
+			have_fd = 1;
+			/*
 			 * Without MREMAP_MAYMOVE mremap(2) makes the same
 			 * checks, grows in place or fails with ENOMEM having
 			 * changed nothing; only then can the call move.
@@ -735,7 +886,10 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		long r;
 		int err;
 
-		fd = fr_device(&why);
+		/* A descriptor found for the in-place attempt serves once. */
+		if (!have_fd)
+			fd = fr_device(&why, &ref);
+		have_fd = 0;
 		if (fd < 0)
 			goto fallback;
 		memset(&req, 0, sizeof(req));
@@ -747,6 +901,11 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		req.new_addr = (uintptr_t)new_addr;
 		req.tlb_flushes = FR_UNWRITTEN;
 		r = fr_sys_ioctl(fd, FASTREMAP_IOC_REMAP, &req);
+		/*
+		 * 0 is a success only with the result written: anything else
+		 * is a seccomp filter's "success" that never reached the
+		 * module (which writes the result of every move it makes).
+		 */
 		if (r == 0 && req.tlb_flushes != FR_UNWRITTEN) {
 			st.used_module = 1;
 			st.moved_pud = req.moved_pud;
@@ -760,36 +919,59 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 			ret = 0;
 			goto out;
 		}
-		err = (int)-r;
+		err = r > 0 ? EPROTO : (int)-r;
 		why.err = err;
 		switch (err) {
 		case EOPNOTSUPP:
 			why.reason = FASTREMAP_REASON_DECLINED;
 			goto fallback;
 		case ENOTTY:
-			why.reason = FASTREMAP_REASON_ABI;
-			goto fallback;
 		case EBADF:
-			/* Closed under us by the caller: look once more. */
-			why.reason = FASTREMAP_REASON_FD_LOST;
+			/*
+			 * Our descriptor answers the handshake and is open for
+			 * writing, so this is another file under its number:
+			 * the caller closed ours (maybe during the call) and
+			 * opened something, or the device read-only, there.
+			 * Forget the number and open the device again. A
+			 * descriptor this very call opened is ours: the
+			 * answer is from something in front of the module
+			 * (a seccomp filter, an LSM), so it goes, closed.
+			 */
+			why.reason = err == ENOTTY ? FASTREMAP_REASON_ABI :
+				     FASTREMAP_REASON_FD_LOST;
+			if (ref.fresh) {
+				if (fr_set_unavailable(ref.state, why.reason, err))
+					fr_sys_close(fd);
+				goto fallback;
+			}
+			fr_forget(ref.state);
 			if (tries)
 				goto fallback;
 			continue;
-		case EINVAL:
 		case EFAULT:
 		case ENOMEM:
+		case EINVAL:
 		case EAGAIN:
 			/*
-			 * Errors only mremap(2)'s own checks give (nothing
-			 * between us and the module makes them up): the
-			 * module's answer is mremap(2)'s. Except after
-			 * MREMAP_FIXED, where mremap(2) may unmap the
-			 * destination (and a shrinking move's tail) before it
-			 * fails and the module changes nothing: mremap(2),
-			 * called on that unchanged memory, does exactly that.
+			 * mremap(2)'s own errors (nothing between us and the
+			 * module makes these up): the module's answer is
+			 * mremap(2)'s, final without MREMAP_FIXED. After
+			 * MREMAP_FIXED, mremap(2) itself may unmap the target
+			 * (and a shrinking move's tail) before it fails, and
+			 * the module does not: where the module provably
+			 * changed nothing, mremap(2), called on the unchanged
+			 * memory, does exactly what it would have done. Not
+			 * after ENOMEM, which may follow the module's unmap
+			 * of the target, nor after EFAULT from a module
+			 * without FASTREMAP_FEAT_REMAP_PINNED, which may
+			 * follow a move whose result was lost
+			 * (<linux/fastremap.h>): mremap(2) would then act on
+			 * moved memory or empty the target.
 			 */
 			if (!(flags & MREMAP_FIXED) ||
-			    (fr_flags & FASTREMAP_NO_FALLBACK)) {
+			    (fr_flags & FASTREMAP_NO_FALLBACK) || err == ENOMEM ||
+			    (err == EFAULT &&
+			     !atomic_load_explicit(&fr_pinned, memory_order_relaxed))) {
 				st.used_module = 1;
 				ret = -err;
 				goto out;
@@ -799,12 +981,13 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		default:
 			/*
 			 * Anything else may be the ioctl(2) layer's, not
-			 * mremap(2)'s: a seccomp filter (ENOSYS, EPERM, or
-			 * "success" with nothing done), an LSM (EACCES,
-			 * EPERM), a fatal signal (EINTR). EPERM is also
-			 * mremap(2)'s answer for a sealed mapping: asking it
-			 * again costs one system call and gives the same.
-			 * The module changed nothing after any error.
+			 * mremap(2)'s: a seccomp filter (ENOSYS, EPERM), an
+			 * LSM (EACCES, EPERM), a fatal signal (EINTR). EPERM
+			 * is also mremap(2)'s answer for a sealed mapping:
+			 * asking it again costs one system call and gives the
+			 * same. The module returns none of these after a
+			 * change. EPROTO: a positive value, which no module
+			 * of ours returns.
 			 */
 			why.reason = FASTREMAP_REASON_IOCTL_ERROR;
 			goto fallback;
@@ -871,7 +1054,7 @@ int fastremap_info(struct fastremap_abi_info *out)
 
 	if (!out || !fr_check_size(out->size, FASTREMAP_ABI_INFO_SIZE_VER0))
 		return -EINVAL;
-	fd = fr_device(&why);
+	fd = fr_device(&why, NULL);
 	if (fd < 0) {
 		if (why.reason == FASTREMAP_REASON_NO_DEVICE) {
 			ret = -ENODEV;
@@ -1182,7 +1365,7 @@ static long fr_move(const struct fastremap_move_range *moves, size_t count,
 	for (int tries = 0;; tries++) {
 		long r;
 
-		fd = fr_device(&why);
+		fd = fr_device(&why, NULL);
 		if (fd < 0)
 			goto fallback;
 		memset(&req, 0, sizeof(req));

@@ -4,12 +4,27 @@
  * program through libfastremap. Load it with LD_PRELOAD. See
  * fastremap-preload(8).
  *
- * FASTREMAP_PRELOAD_DISABLE=1: call the mremap system call directly.
- * FASTREMAP_PRELOAD_LOG=1: one line per call on stderr, prefixed
- * "fastremap-preload: ", saying which path answered and why.
+ * FASTREMAP_PRELOAD_DISABLE=1: every call goes to the next mremap() in
+ * the lookup order (a later LD_PRELOAD interposer, or the C library's), as
+ * calls with flags the library does not know always do.
+ * FASTREMAP_PRELOAD_LOG=1: one line per call, prefixed
+ * "fastremap-preload: ", saying which path answered and why, to the
+ * stderr the program had when the shim was loaded; FASTREMAP_PRELOAD_LOG=
+ * /path: to that file instead (appended, created 0600).
  * Both are read with secure_getenv(): in a set-user-ID or set-group-ID
  * program (the shim in /etc/ld.so.preload) they are ignored, or any user
  * could make it print its mapping addresses and defeat its ASLR.
+ *
+ * The log target is opened once, at load, as an open file of the shim's
+ * own (a fresh open of /proc/self/fd/2 for stderr), above descriptor 2 and
+ * non-blocking: the program may close fd 2 and open a data file there,
+ * or fill a stderr pipe nobody reads, and neither its file gets log lines
+ * nor its mremap() blocks (a line that does not fit is dropped). Where
+ * stderr cannot be opened afresh (its permissions, no /proc), the shim
+ * keeps a duplicate of fd 2 and writes to a pipe only when the line fits,
+ * to a socket with MSG_DONTWAIT. Before each line the descriptor is
+ * checked to be still that file; if the program closed or replaced it,
+ * logging stops.
  *
  * The library is linked into this object and kept private to it, so the
  * shim needs nothing on the library path and a program that also links
@@ -23,13 +38,18 @@
  * sigtimedwait() are thread cancellation points, mremap() is not.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "fastremap.h"
@@ -42,7 +62,34 @@
 #define CFG_DISABLE	2
 #define CFG_LOG		4
 
+#define KNOWN_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
+
+/*
+ * The next mremap() in the lookup order: another interposer loaded after
+ * the shim, or the C library's own. Found at load time, since dlsym() is
+ * not async-signal-safe.
+ */
+typedef void *mremap_fn(void *, size_t, size_t, int, ...);
+static mremap_fn *_Atomic next_mremap;
+
 static _Atomic int fr_cfg;
+
+/*
+ * The log's descriptor (-1: none), and the file it was opened on: the
+ * program may close the number and reuse it, and must not get our lines.
+ */
+static _Atomic int log_fd = -1;
+static dev_t log_dev;
+static ino_t log_ino;
+/*
+ * The log shares the program's open file (its stderr could not be opened
+ * afresh), so O_NONBLOCK is the program's to set, not ours: see
+ * log_has_room().
+ */
+static int log_shared;
+
+/* The lowest descriptor the log may take: out of the way of the program's. */
+#define LOG_FD_MIN	100
 
 /* Set to anything but empty or "0"; never in a set-user-ID program. */
 static int env_on(const char *name)
@@ -52,14 +99,69 @@ static int env_on(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
+/*
+ * Opens the log target: "1" (and any value not a path) is the stderr the
+ * program has now, opened afresh so that O_NONBLOCK is ours alone; a value
+ * starting with '/' is a file. Returns the descriptor or -1.
+ */
+static int log_open(const char *v)
+{
+	int flags = O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	struct stat st;
+	long fd, hi;
+
+	if (*v == '/') {
+		fd = syscall(SYS_openat, AT_FDCWD, v, flags | O_CREAT, 0600);
+	} else {
+		fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", flags, 0);
+		/*
+		 * Opening it again checks its permissions (a pipe or file of
+		 * root's, in a program that changed its IDs; no /proc): take
+		 * the program's open file itself then.
+		 */
+		if (fd < 0) {
+			fd = syscall(SYS_fcntl, STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+			log_shared = fd >= 0;
+		}
+	}
+	if (fd < 0)
+		return -1;
+	hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
+	if (hi < 0)
+		hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+	syscall(SYS_close, fd);
+	if (hi < 0)
+		return -1;
+	if (fstat((int)hi, &st)) {
+		syscall(SYS_close, hi);
+		return -1;
+	}
+	log_dev = st.st_dev;
+	log_ino = st.st_ino;
+	return (int)hi;
+}
+
 static int config(void)
 {
 	int c = atomic_load_explicit(&fr_cfg, memory_order_relaxed);
 
 	if (!c) {
-		c = CFG_READY | (env_on(ENV_DISABLE) ? CFG_DISABLE : 0) |
-		    (env_on(ENV_LOG) ? CFG_LOG : 0);
+		int saved = errno;
+
+		c = CFG_READY | (env_on(ENV_DISABLE) ? CFG_DISABLE : 0);
+		atomic_store_explicit(&next_mremap,
+				      (mremap_fn *)dlsym(RTLD_NEXT, "mremap"),
+				      memory_order_relaxed);
+		if (env_on(ENV_LOG)) {
+			int fd = log_open(secure_getenv(ENV_LOG));
+
+			if (fd >= 0) {
+				atomic_store_explicit(&log_fd, fd, memory_order_relaxed);
+				c |= CFG_LOG;
+			}
+		}
 		atomic_store_explicit(&fr_cfg, c, memory_order_relaxed);
+		errno = saved;
 	}
 	return c;
 }
@@ -97,9 +199,26 @@ static void put_num(struct line *l, uint64_t v, unsigned int base)
 		l->buf[l->len++] = tmp[--n];
 }
 
+/*
+ * The errno names the log can show: the C library's strerrorname_np()
+ * needs glibc 2.32 and is not in musl, and the shim builds with both.
+ */
+static const char *errno_name(int e)
+{
+#define N(x) case x: return #x
+	switch (e) {
+	N(EPERM); N(ENOENT); N(EINTR); N(ENXIO); N(EBADF); N(EAGAIN);
+	N(ENOMEM); N(EACCES); N(EFAULT); N(EBUSY); N(EEXIST); N(EXDEV);
+	N(ENODEV); N(EINVAL); N(EMFILE); N(ENFILE); N(ENOTTY); N(ENOSYS);
+	N(EPROTO); N(EOPNOTSUPP); N(EPROTONOSUPPORT);
+	default: return NULL;
+	}
+#undef N
+}
+
 static void put_errno(struct line *l, int e)
 {
-	const char *name = strerrorname_np(e);
+	const char *name = errno_name(e);
 
 	if (name) {
 		put_str(l, name);
@@ -140,19 +259,52 @@ static void put_flags(struct line *l, int flags)
 #define KSIGSET_SIZE	(_NSIG / 8)
 
 /*
- * Writes the log line to stderr. With stderr a pipe whose reader is gone
+ * Writes the log line. With the log a pipe whose reader is gone
  * (prog 2>&1 | head), write(2) raises SIGPIPE, which would kill a program
  * that never writes there itself inside mremap(). As git and OpenSSL do:
  * block SIGPIPE around the write, and consume the one it raised unless one
- * was pending already (that one is the program's, and stays).
+ * was pending already (that one is the program's, and stays). A full pipe
+ * answers EAGAIN (the descriptor is non-blocking): the rest is dropped.
  */
-static void write_stderr(const char *buf, size_t len)
+/*
+ * Whether a line of @len bytes can be written to a log that shares the
+ * program's open file without blocking: a pipe with that much room (a
+ * line is less than PIPE_BUF, so it goes whole or waits), anything but a
+ * pipe or socket (sockets are written with MSG_DONTWAIT). A terminal
+ * stopped with ^S would still block.
+ */
+static int log_has_room(int fd, const struct stat *st, size_t len)
+{
+	long size;
+	int unread = 0;
+
+	if (!S_ISFIFO(st->st_mode))
+		return 1;
+	size = syscall(SYS_fcntl, fd, F_GETPIPE_SZ);
+	if (size < 0 || syscall(SYS_ioctl, fd, FIONREAD, &unread))
+		return 0;
+	return (size_t)size >= (size_t)unread + len;
+}
+
+static void write_log(const char *buf, size_t len)
 {
 	static const struct timespec zero = { 0, 0 };
 	sigset_t pipe_set, old, pending;
 	int was_pending, epipe = 0;
+	int fd = atomic_load_explicit(&log_fd, memory_order_relaxed);
+	struct stat st;
 	size_t off = 0;
 	long w;
+
+	if (fd < 0)
+		return;
+	/* Still our file? The program may have closed or replaced the number. */
+	if (fstat(fd, &st) || st.st_dev != log_dev || st.st_ino != log_ino) {
+		atomic_store_explicit(&log_fd, -1, memory_order_relaxed);
+		return;
+	}
+	if (log_shared && !log_has_room(fd, &st, len))
+		return;
 
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
@@ -162,7 +314,11 @@ static void write_stderr(const char *buf, size_t len)
 	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_set, &old, KSIGSET_SIZE))
 		return;
 	while (off < len) {
-		w = syscall(SYS_write, STDERR_FILENO, buf + off, len - off);
+		if (S_ISSOCK(st.st_mode))
+			w = syscall(SYS_sendto, fd, buf + off, len - off,
+				    MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+		else
+			w = syscall(SYS_write, fd, buf + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EPIPE)
@@ -181,7 +337,7 @@ static void write_stderr(const char *buf, size_t len)
 
 static void log_call(void *old_address, size_t old_size, size_t new_size,
 		     int flags, void *new_address, long ret, void *res,
-		     const struct fastremap_stats *st, int disabled)
+		     const struct fastremap_stats *st, const char *path)
 {
 	struct line l = { .len = 0 };
 
@@ -204,8 +360,8 @@ static void log_call(void *old_address, size_t old_size, size_t new_size,
 	} else {
 		put_num(&l, (uintptr_t)res, 16);
 	}
-	if (disabled) {
-		put_str(&l, ": mremap(2): disabled by " ENV_DISABLE);
+	if (path) {
+		put_str(&l, path);
 	} else if (st->used_module) {
 		put_str(&l, ": module (pud ");
 		put_num(&l, st->moved_pud, 10);
@@ -228,7 +384,7 @@ static void log_call(void *old_address, size_t old_size, size_t new_size,
 		}
 	}
 	l.buf[l.len++] = '\n';
-	write_stderr(l.buf, l.len);
+	write_log(l.buf, l.len);
 }
 
 void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
@@ -236,6 +392,8 @@ void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
 {
 	struct fastremap_stats st;
 	void *new_address = NULL, *res = MAP_FAILED;
+	const char *path = NULL;	/* the log's account, when not the library's */
+	mremap_fn *next;
 	int cfg = config(), saved = errno;
 	long ret;
 
@@ -249,20 +407,34 @@ void *mremap(void *old_address, size_t old_size, size_t new_size, int flags,
 	}
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
-	if (cfg & CFG_DISABLE) {
-		ret = syscall(SYS_mremap, old_address, old_size, new_size,
-			      (unsigned long)(unsigned int)flags, new_address);
-		if (ret == -1)
-			ret = -errno;
-		else
-			res = (void *)ret, ret = 0;
+	next = atomic_load_explicit(&next_mremap, memory_order_relaxed);
+	/*
+	 * Disabled, or flags the library does not know: the next mremap()
+	 * answers, as if the shim were not there (for unknown flags glibc
+	 * 2.40 and later, and Debian's 2.36, fail with EINVAL without the
+	 * system call; others pass them on).
+	 */
+	if ((cfg & CFG_DISABLE) || ((unsigned int)flags & ~(unsigned int)KNOWN_FLAGS)) {
+		path = cfg & CFG_DISABLE ? ": the next mremap(): disabled by " ENV_DISABLE :
+		       ": the next mremap(): flags the library does not know";
+		if (next) {
+			res = next(old_address, old_size, new_size, flags, new_address);
+			ret = res == MAP_FAILED ? -errno : 0;
+		} else {
+			ret = syscall(SYS_mremap, old_address, old_size, new_size,
+				      (unsigned long)(unsigned int)flags, new_address);
+			if (ret == -1)
+				ret = -errno;
+			else
+				res = (void *)ret, ret = 0;
+		}
 	} else {
 		ret = fastremap_remap(old_address, old_size, new_size, flags,
 				      new_address, 0, &st, &res);
 	}
-	if (cfg & CFG_LOG)
+	if ((cfg & CFG_LOG) && atomic_load_explicit(&log_fd, memory_order_relaxed) >= 0)
 		log_call(old_address, old_size, new_size, flags, new_address,
-			 ret, res, &st, cfg & CFG_DISABLE);
+			 ret, res, &st, path);
 	if (ret < 0) {
 		errno = (int)-ret;
 		return MAP_FAILED;

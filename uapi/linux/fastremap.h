@@ -59,6 +59,13 @@ struct fastremap_info {
  * security hooks can tell (libfastremap checks its descriptor so).
  */
 #define FASTREMAP_FEAT_POS_COOKIE	(1ULL << 4)
+/*
+ * FASTREMAP_IOC_REMAP pins the pages of its request for the call and
+ * writes the result there: a move that was made is always reported as a
+ * success, never as EFAULT (see FASTREMAP_IOC_REMAP). A module without
+ * this bit may report a completed move as EFAULT.
+ */
+#define FASTREMAP_FEAT_REMAP_PINNED	(1ULL << 5)
 
 /*
  * FASTREMAP_IOC_REMAP: mremap(2) for the calling process, relocating whole
@@ -70,25 +77,39 @@ struct fastremap_info {
  *      new_addr (read only with MREMAP_FIXED). Output fields are ignored
  *      on input; reserved and __pad0 must be zero.
  * Out: new_addr, where the memory now is; the moved_* counters and
- *      tlb_flushes describe what this call did.
+ *      tlb_flushes describe what this call did. Returns 0.
+ *
+ * The result: the pages that hold this structure are pinned, writable,
+ * before anything changes (EFAULT if they cannot be), and the result is
+ * written to them after the move (FASTREMAP_FEAT_REMAP_PINNED). So a
+ * move that was made is reported as a success whatever another thread
+ * does meanwhile; if it unmaps or truncates those pages during the call,
+ * the result goes to the pages as they were, where nobody reads it. (The
+ * return value cannot carry the address instead: the ioctl system call
+ * returns its handler's value as an int.)
  *
  * Errors are those mremap(2) gives for the same call on the same kernel,
- * plus EOPNOTSUPP below. Most leave the caller's memory as it was; these
- * can follow a change, as mremap(2)'s own ENOMEM can:
+ * plus EOPNOTSUPP below. Every error leaves the caller's memory as it
+ * was, except these, which can follow a change:
  * ENOMEM: page tables for the destination could not be allocated part way
  *      through the move. What had moved was moved back, so the memory is
  *      at the source; but a MREMAP_FIXED target was already unmapped, and
  *      so was the tail of a shrinking move (mremap(2) on 6.x does the
  *      same). ENOMEM from creating the destination VMA, or from
  *      splitting one at the tail, likewise follows the unmap of the
- *      target (and of the tail).
- * EFAULT: the move was made, but the result could not be written back,
- *      because another thread unmapped or write-protected the page that
- *      holds this structure during the call (the module checks that it is
- *      writable first). The memory is at the new address, which is lost
- *      unless MREMAP_FIXED gave it. A structure that lies inside a range
- *      the call changes (the source, the target) is never written: the
- *      call is declined instead.
+ *      target (and of the tail). Without MREMAP_FIXED, ENOMEM leaves
+ *      the memory as it was.
+ * EFAULT, from a module without FASTREMAP_FEAT_REMAP_PINNED only: the
+ *      move was made, but the result could not be written back (another
+ *      thread unmapped or write-protected the page that holds this
+ *      structure during the call). The memory is at the new address,
+ *      which is lost unless MREMAP_FIXED gave it. (After unmapping a
+ *      MREMAP_FIXED target and a shrinking move's tail the module looks
+ *      the source up again and would fail with EFAULT were it gone; it
+ *      cannot be: neither range contains old_addr.)
+ * A structure that lies inside a range the call changes (the source, the
+ * target) is never written: the call is declined instead (EOPNOTSUPP).
+ * Errors that never follow a change include:
  * EOPNOTSUPP: a case the module does not handle (hugetlb, PFN or I/O
  *      mappings, userfaultfd-registered ranges, special mappings, KSM,
  *      mlocked growth, in-place expansion, a plain shrink, this structure
@@ -96,6 +117,9 @@ struct fastremap_info {
  *      mremap(2) instead.
  * EBADF: the descriptor was not opened for writing (moves need it; INFO
  *      does not): nothing was changed.
+ * EINVAL: nonzero flags or reserved fields, besides mremap(2)'s own
+ *      EINVAL cases.
+ * EINTR: a fatal signal arrived while waiting for mmap_lock.
  */
 struct fastremap_remap {
 	__u32 size;

@@ -6,6 +6,8 @@
 #    -march=i486, standing in for armel, mips32 and ppc32, where 64-bit
 #    atomics go through libatomic and its locks): no libatomic call, so the
 #    async-signal safety the man pages promise holds there too;
+#  - with musl (musl-gcc, the kernel's uapi headers from the system), the
+#    library, the shim and the tool, linked with -z defs;
 #  - the public header as C89 and C++98 with -pedantic;
 #  - warnings are not errors by default, and are with WERROR=1.
 # Usage: userspace/tests/build-test.sh
@@ -67,6 +69,17 @@ if echo 'int main(void) { return 0; }' | "$CC" -m32 -x c -o "$tmp/m32" - >"$log"
 else
 	echo "$CC -m32 cannot link: install gcc-multilib (scripts/deps.sh does)" >>"$log"
 	ok 1 "a 32-bit compiler (gcc -m32) is available"
+fi
+
+if command -v musl-gcc >/dev/null; then
+	# musl has no kernel headers of its own: the system's, after musl's.
+	triplet=$(gcc -dumpmachine 2>/dev/null)
+	check "musl: the library, the shim and fastremapctl build with WERROR=1" \
+		make -C "$SRC" --no-print-directory BUILD="$tmp/musl" CC=musl-gcc WERROR=1 \
+			CPPFLAGS="-idirafter /usr/include -idirafter /usr/include/$triplet"
+else
+	echo "musl-gcc not found: install musl-tools (scripts/deps.sh does)" >>"$log"
+	ok 1 "a musl compiler (musl-gcc) is available"
 fi
 
 check "fastremap.h compiles as C89 with -pedantic" \

@@ -237,6 +237,20 @@ if [ -e /dev/fastremap ]; then
 else
 	ok "$([ $rc = 3 ]; echo $?)" "fastremapctl info without the device: exit 3"
 fi
+# A device that cannot be examined (EACCES on /dev, in a mount namespace of
+# our own, as an unprivileged user) is not reported as a module not loaded.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null && command -v setpriv >/dev/null; then
+	unshare -m sh -c 'mount --make-rprivate / &&
+		mount -t tmpfs -o mode=0755 none /mnt && cp "$1" /mnt/ctl &&
+		mount -t tmpfs -o mode=0700 none /dev &&
+		exec setpriv --reuid=65534 --regid=65534 --clear-groups /mnt/ctl info' \
+		sh "$root/usr/bin/fastremapctl" >"$log" 2>&1
+	ok "$(grep -q 'cannot be examined (Permission denied)' "$log" &&
+		! grep -q 'absent\|not loaded' "$log"; echo $?)" \
+		"fastremapctl info: stat() failing with EACCES is not 'absent, module not loaded'"
+else
+	skip "needs root and unshare -m" "fastremapctl info with /dev not searchable"
+fi
 "$root/usr/bin/fastremapctl" frobnicate >"$log" 2>&1
 ok "$([ $? = 2 ] && grep -q Usage "$log"; echo $?)" "fastremapctl: an unknown command is a usage error (exit 2)"
 
