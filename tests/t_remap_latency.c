@@ -217,6 +217,41 @@ struct result {
 };
 
 /*
+ * The measured window around one move: the probe's baseline, then the
+ * pinned thread and the probe's phase 1 from here to window_end().
+ */
+static void window_begin(struct probe *pr, pthread_t *wt)
+{
+	while (!pr->ready)
+		usleep(1000);
+	usleep(200 * 1000);	/* the baseline */
+	wake_phase = 0;
+	wake_worst_ms = 0;
+	wake_count = 0;
+	pthread_create(wt, NULL, waker, NULL);
+	usleep(20 * 1000);
+	pr->phase = 1;
+	wake_phase = 1;
+}
+
+/* Ends the window (an iteration blocked by the move ends first) into @res. */
+static void window_end(struct probe *pr, pthread_t wt, pid_t pid, struct result *res)
+{
+	wake_phase = 2;
+	usleep(20 * 1000);
+	pr->phase = 2;
+	wake_phase = 3;
+	pthread_join(wt, NULL);
+	waitpid(pid, NULL, 0);
+	res->worst_ms = pr->worst_ms[1];
+	res->base_ms = pr->worst_ms[0];
+	res->block_ms = pr->block_ms;
+	res->iters = pr->iters[1];
+	res->wake_ms = wake_worst_ms;
+	res->wakes = wake_count;
+}
+
+/*
  * One run: @shared picks the scenario, @use_module the mover (0 mremap(2),
  * 1 the module, 2 the module with its pass bound lifted). The probe
  * is a child of this process, so for the anonymous scenario it belongs to
@@ -253,16 +288,7 @@ static void run(int shared, int use_module, struct result *res)
 		probe_loop(pr, memfd, src);
 		_exit(0);
 	}
-	while (!pr->ready)
-		usleep(1000);
-	usleep(200 * 1000);	/* the baseline */
-	wake_phase = 0;
-	wake_worst_ms = 0;
-	wake_count = 0;
-	pthread_create(&wt, NULL, waker, NULL);
-	usleep(20 * 1000);
-	pr->phase = 1;
-	wake_phase = 1;
+	window_begin(pr, &wt);
 	t0 = now_ms();
 	if (use_module == 2 && fr_write_str(BUDGET, "18446744073709551615"))
 		p = NULL;	/* no test hook: the control cannot run */
@@ -273,18 +299,7 @@ static void run(int shared, int use_module, struct result *res)
 	res->move_ms = now_ms() - t0;
 	if (use_module == 2)
 		fr_write_str(BUDGET, "0");
-	wake_phase = 2;
-	usleep(20 * 1000);	/* an iteration blocked by the move ends */
-	pr->phase = 2;
-	wake_phase = 3;
-	pthread_join(wt, NULL);
-	waitpid(pid, NULL, 0);
-	res->worst_ms = pr->worst_ms[1];
-	res->base_ms = pr->worst_ms[0];
-	res->block_ms = pr->block_ms;
-	res->iters = pr->iters[1];
-	res->wake_ms = wake_worst_ms;
-	res->wakes = wake_count;
+	window_end(pr, wt, pid, res);
 	res->ok = p == dst && check_region(dst) < 0;
 out:
 	fr_release(&sa);
@@ -343,14 +358,7 @@ static void run_move(int use_module, struct result *res)
 	 */
 	for (size_t off = 0; off < mlen; off += CHUNK)
 		*(volatile uint64_t *)(src + off) = off ^ 0xfeed;
-	usleep(200 * 1000);	/* the baseline */
-	wake_phase = 0;
-	wake_worst_ms = 0;
-	wake_count = 0;
-	pthread_create(&wt, NULL, waker, NULL);
-	usleep(20 * 1000);
-	pr->phase = 1;
-	wake_phase = 1;
+	window_begin(pr, &wt);
 	v = (struct fastremap_move_vec){ (uintptr_t)src, (uintptr_t)dst, mlen };
 	t0 = now_ms();
 	if (use_module != 2 || !fr_write_str(MOVE_PASS, "1099511627776"))
@@ -358,18 +366,7 @@ static void run_move(int use_module, struct result *res)
 	res->move_ms = now_ms() - t0;
 	if (use_module == 2)
 		fr_write_str(MOVE_PASS, "0");
-	wake_phase = 2;
-	usleep(20 * 1000);
-	pr->phase = 2;
-	wake_phase = 3;
-	pthread_join(wt, NULL);
-	waitpid(pid, NULL, 0);
-	res->worst_ms = pr->worst_ms[1];
-	res->base_ms = pr->worst_ms[0];
-	res->block_ms = pr->block_ms;
-	res->iters = pr->iters[1];
-	res->wake_ms = wake_worst_ms;
-	res->wakes = wake_count;
+	window_end(pr, wt, pid, res);
 	res->ok = r == 0 && mres.done == 1;
 	if (!res->ok)
 		tap_diag("  the batch: %s, done %llu, %llu PTEs", r ? strerror(errno) : "ok",
