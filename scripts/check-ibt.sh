@@ -65,6 +65,9 @@ EOF
 xorriso -as mkisofs -quiet -o "$out/boot.iso" -b isolinux/isolinux.bin -c isolinux/boot.cat \
 	-no-emul-boot -boot-load-size 4 -boot-info-table "$out/iso" || fr_die "xorriso failed"
 
+# Dummy sound drivers: with the default (ALSA) on a machine without a
+# sound card, Bochs 2.7's mixer thread aborts at start ("buffer overflow
+# detected"), speaker disabled or not.
 cat >"$out/bochsrc" <<-EOF
 	megs: 1024
 	cpu: model=tigerlake, count=1, ips=200000000, reset_on_triple_fault=0
@@ -81,6 +84,7 @@ cat >"$out/bochsrc" <<-EOF
 	info: action=report
 	debug: action=ignore
 	speaker: enabled=0
+	sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
 EOF
 # Debian builds Bochs with its debugger, which waits for commands first.
 echo c >"$out/debugger.rc"
