@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Shadow stacks (x86 user shadow stacks, 6.6+): FASTREMAP_IOC_MOVE refuses
- * a move out of or into one (EINVAL), FASTREMAP_IOC_REMAP declines to
- * move one (EOPNOTSUPP, left to mremap(2)). A shadow stack is private
- * anonymous memory, so the MOVE checks that accept a heap accept it too
- * unless they test VM_SHADOW_STACK: moving its pages would move return
- * addresses under a thread, and moving an ordinary writable page into one
- * would make shadow-stack memory writable by plain stores.
+ * Shadow stacks (x86 user shadow stacks, 6.6+): FASTREMAP_IOC_MOVE
+ * refuses a move out of, into or inside one (EINVAL), FASTREMAP_IOC_REMAP
+ * declines to move one (EOPNOTSUPP, left to mremap(2)). A shadow stack
+ * is private anonymous memory, so the MOVE checks that accept a heap
+ * accept it too unless they test VM_SHADOW_STACK: moving its pages would
+ * move return addresses under a thread, and moving an ordinary writable
+ * page into one would make shadow-stack memory writable by plain stores.
  *
  * map_shadow_stack(2) maps one; the test never enables shadow stacks for
  * itself and never writes to one (that takes WRSS). What the kernel wrote
@@ -228,6 +228,7 @@ static void teardown(void)
 
 /* The cases, so that a skip names them as a run does. */
 #define D_PROBE		"a shadow stack: its restore token on top, zero below, \"ss\" in VmFlags"
+#define D_MOVE_WITHIN	"MOVE of a shadow stack's page (its token) to a hole of the same shadow stack: EINVAL"
 #define D_MOVE_OUT	"MOVE of a shadow stack's page (its token) to an ordinary mapping: EINVAL"
 #define D_MOVE_IN	"MOVE of an ordinary page into a hole of a shadow stack: EINVAL"
 #define D_GROW		"REMAP MREMAP_MAYMOVE growing a shadow stack: EOPNOTSUPP"
@@ -283,33 +284,19 @@ static int begin(unsigned long flags, int fill, const char *desc)
 	return 0;
 }
 
-static void move_out(void)
+/*
+ * FASTREMAP_IOC_MOVE of page src to page dst (page_of()'s numbers), after
+ * setup(flags, fill).
+ */
+static void move(unsigned long flags, int fill, int src, int dst, const char *desc)
 {
 	struct fastremap_move_vec v;
 
-	if (!begin(SHADOW_STACK_SET_TOKEN, 0, D_MOVE_OUT))
+	if (!begin(flags, fill, desc))
 		return;
-	/* The top page, which holds the token: the one with data. */
-	v = (struct fastremap_move_vec){ (uintptr_t)ss + (SS_PAGES - 1) * PG,
-					 (uintptr_t)ord, PG };
-	tap_errno(fr_move(fd, &v, 1, 0, NULL), EINVAL, D_MOVE_OUT);
-	tap_ok(unchanged(), D_SAME);
-	teardown();
-}
-
-static void move_in(void)
-{
-	struct fastremap_move_vec v;
-
-	/*
-	 * No token: a shadow stack without an anon_vma, as the ordinary
-	 * mapping's page has one of its own, so that a module that accepted
-	 * the move would not stop at EXDEV instead.
-	 */
-	if (!begin(0, 1, D_MOVE_IN))
-		return;
-	v = (struct fastremap_move_vec){ (uintptr_t)ord + PG, (uintptr_t)ss, PG };
-	tap_errno(fr_move(fd, &v, 1, 0, NULL), EINVAL, D_MOVE_IN);
+	v = (struct fastremap_move_vec){ (uintptr_t)page_of(src),
+					 (uintptr_t)page_of(dst), PG };
+	tap_errno(fr_move(fd, &v, 1, 0, NULL), EINVAL, "%s", desc);
 	tap_ok(unchanged(), D_SAME);
 	teardown();
 }
@@ -325,11 +312,11 @@ static void remap(size_t new_len, unsigned int flags, const char *desc)
 		return;
 	p = fr_remap(fd, ss, len, new_len, flags,
 		     flags & MREMAP_FIXED ? area.base + TGT_AT * PG : NULL, NULL);
-	e = errno;
+	e = p == MAP_FAILED ? errno : 0;
 	if (p != MAP_FAILED)
 		tap_diag("REMAP moved the shadow stack to %p", p);
 	errno = e;
-	tap_errno(p == MAP_FAILED ? -1 : 0, EOPNOTSUPP, desc);
+	tap_errno(p == MAP_FAILED ? -1 : 0, EOPNOTSUPP, "%s", desc);
 	tap_ok(unchanged(), D_SAME);
 	/* Moved out of the reservation: unmapped here, not by the release. */
 	if (p != MAP_FAILED && !(flags & MREMAP_FIXED))
@@ -340,7 +327,7 @@ static void remap(size_t new_len, unsigned int flags, const char *desc)
 int main(void)
 {
 	static const char *const cases[] = {
-		D_PROBE, D_MOVE_OUT, D_SAME, D_MOVE_IN, D_SAME,
+		D_PROBE, D_MOVE_WITHIN, D_SAME, D_MOVE_OUT, D_SAME, D_MOVE_IN, D_SAME,
 		D_GROW, D_SAME, D_FIXED, D_SAME,
 	};
 	const char *why;
@@ -354,8 +341,19 @@ int main(void)
 			tap_skip_test(why, "%s", cases[i]);
 		return tap_done();
 	}
-	move_out();
-	move_in();
+	/*
+	 * The top page, which holds the token (the one with data), to a hole
+	 * of the same shadow stack: one VMA, one anon_vma, so nothing but
+	 * the shadow-stack check stands in the way (a module without it
+	 * moves the token). Across two VMAs, as next, such a module stops at
+	 * EXDEV instead: the ordinary mapping's anon_vma, found or made for
+	 * the move, has another root. Those cases require the shadow stack
+	 * to be the reason given, before any anon_vma is looked at.
+	 */
+	move(SHADOW_STACK_SET_TOKEN, 0, SS_PAGES - 1, 0, D_MOVE_WITHIN);
+	move(SHADOW_STACK_SET_TOKEN, 0, SS_PAGES - 1, SS_PAGES, D_MOVE_OUT);
+	/* Into a token-less shadow stack, all holes, from a page with data. */
+	move(0, 1, SS_PAGES + 1, 0, D_MOVE_IN);
 	/*
 	 * Same-size MREMAP_MAYMOVE moves nothing (mremap(2) returns the
 	 * address): growing by a page, with PROT_NONE right above, does.
