@@ -149,9 +149,9 @@ ok "$(grep -q '^FR-END t_shstk 0$' <<<"$sh" && [ -n "$plan" ] &&
 # topology, XSAVE sizes), before any module: listed, not counted. From
 # the module's load on, the log must be clean.
 boot=$(sed -n '/fastremap: /q;p' <<<"$d1" | grep -E "$FR_BAD_LOG" | grep -v 'Call Trace')
-[ -n "$boot" ] && printf '# boot-time, before the module (Bochs CPU model): %s\n' "$boot" | head -n 10
+[ -n "$boot" ] && printf '%s\n' "$boot" | head -n 10 | sed 's/^/# boot-time, before the module (Bochs CPU model): /'
 bad=$(sed -n '/fastremap: /,$p' <<<"$d1" | grep -E "$FR_BAD_LOG|Missing ENDBR")
-[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 20
+[ -n "$bad" ] && printf '%s\n' "$bad" | head -n 20 | sed 's/^/# /'
 ok "$(grep -q 'fastremap: ready' <<<"$d1" && [ -z "$bad" ] && echo 1)" \
 	"kernel log clean from the load through the move and the unload (no Missing ENDBR)"
 ok "$(grep -q 'ibt_pointer_call: calling' <<<"$d2" && grep -q 'Missing ENDBR' <<<"$d2" && echo 1)" \
