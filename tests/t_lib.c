@@ -1921,12 +1921,25 @@ static int param_read(void)
 }
 
 static int truncate_fd = -1;
+static _Atomic int truncator_ready;
 
-/* While the move is held: the request's page goes (truncated), then on. */
+/*
+ * While the move is held: the request's page goes (truncated), then on.
+ * The ioctl holds mmap_lock for write during the hold, and a kernel
+ * without per-VMA locks (6.1) makes any page fault of this thread wait
+ * for it: so the thread first runs every call it makes during the hold
+ * (touching its stack and the code) and only then lets the move start.
+ */
 static void *truncator(void *arg)
 {
 	int *done = arg;
 
+	*done = param_read() == 0 && ftruncate(truncate_fd, 4096) == 0 &&
+		!param_write("0");
+	usleep(1);
+	truncator_ready = 1;
+	if (!*done)
+		return NULL;
 	for (int k = 0; k < 10000 && param_read() != 2; k++)
 		usleep(1000);
 	*done = param_read() == 2 && ftruncate(truncate_fd, 0) == 0;
@@ -1963,8 +1976,16 @@ static long held_remap(int dev, char **dst, int *err, int *held)
 	rq->old_addr = (uintptr_t)src;
 	rq->old_size = rq->new_size = 4 * MIB;
 	rq->new_addr = (uintptr_t)*dst;
-	if (param_write("1") || pthread_create(&t, NULL, truncator, held))
+	truncator_ready = 0;
+	if (pthread_create(&t, NULL, truncator, held))
 		return -2;
+	while (!truncator_ready)
+		usleep(1000);
+	if (!*held || param_write("1")) {
+		pthread_join(t, NULL);
+		*held = 0;
+		return -2;
+	}
 	r = syscall(SYS_ioctl, dev, FASTREMAP_IOC_REMAP, rq);
 	*err = errno;
 	param_write("0");
