@@ -10,11 +10,12 @@
 #
 # Usage: check-version.sh [MODULE.ko...]
 #   Each MODULE.ko given must report the version (modinfo -F version).
-#   Products already built under $BUILD (default: build) are checked too:
+#   Products already built under $BUILD (or $FASTREMAP_BUILD; default:
+#   build) are checked too:
 #   the generated man pages, fastremap.pc and fastremapctl --version.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD:-build}
+build=${BUILD:-${FASTREMAP_BUILD:-build}}
 case $build in /*) ;; *) build=$top/$build ;; esac
 ub=$build/userspace
 
