@@ -14,7 +14,12 @@
 #   build) are checked too:
 #   the generated man pages, fastremap.pc and fastremapctl --version.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+# The source tree's top: the first directory up from this script's that
+# holds VERSION (the script may live at any depth of the tree).
+top=$(cd "$(dirname "$0")" && pwd)
+while [ "$top" != / ] && ! [ -f "$top/VERSION" -a -f "$top/dkms.conf" ]; do
+	top=$(dirname "$top")
+done
 build=${BUILD:-${FASTREMAP_BUILD:-build}}
 case $build in /*) ;; *) build=$top/$build ;; esac
 ub=$build/userspace
