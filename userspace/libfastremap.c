@@ -69,6 +69,7 @@
 #include <linux/fastremap.h>
 #include "fastremap.h"
 
+/* userspace/Makefile passes the top-level VERSION file's version. */
 #ifndef FR_LIB_VERSION
 #define FR_LIB_VERSION "unknown"
 #endif
