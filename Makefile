@@ -95,7 +95,7 @@ check:
 	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
 	FASTREMAP_AMD64_DIFF_OPS=$(CHECK_AMD64_DIFF_OPS) \
 	FASTREMAP_ARM64_DIFF_OPS=$(CHECK_ARM64_DIFF_OPS) \
-	FASTREMAP_ARM64_LATENCY_MREMAP=$(CHECK_ARM64_LATENCY_MREMAP) tests/check-all.sh
+	FASTREMAP_ARM64_LATENCY_MREMAP=$(CHECK_ARM64_LATENCY_MREMAP) tests/harness/check-all.sh
 
 # The arm64 lane alone, at full counts: Debian's arm64 kernels of the same
 # three suites, module and programs cross-built, under
@@ -103,25 +103,25 @@ check:
 check-arm64:
 	scripts/deps.sh
 	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	FASTREMAP_ARCH=arm64 tests/run.sh
+	FASTREMAP_ARCH=arm64 tests/harness/run.sh
 
-# Both architectures, one lane after the other (tests/check-all.sh, one
+# Both architectures, one lane after the other (tests/harness/check-all.sh, one
 # summary over both), every program at its full count; then DKMS on arm64.
 check-all:
 	scripts/deps.sh
 	scripts/prepare-kernels.sh
 	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	FASTREMAP_CHECK_DKMS_ARM64=1 tests/check-all.sh
+	FASTREMAP_CHECK_DKMS_ARM64=1 tests/harness/check-all.sh
 
 # DKMS on arm64, natively: dkms add/build inside an arm64 Debian root of
 # each suite under qemu-user, the module it built loaded in that suite's
-# arm64 kernel under qemu-system-aarch64 (scripts/check-dkms-arm64.sh).
+# arm64 kernel under qemu-system-aarch64 (tests/harness/check-dkms-arm64.sh).
 # About 20 minutes per kernel on a loaded 2-core host: in check-all, not
 # in make check (README, "DKMS on arm64").
 check-dkms-arm64:
 	scripts/deps.sh
 	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	scripts/check-dkms-arm64.sh
+	tests/harness/check-dkms-arm64.sh
 
 # The long mode of the reliability tests on the three kernels: 100,000
 # differential ops, 20 stress rounds, 200,000 hostile ioctls per kernel,
@@ -129,7 +129,7 @@ check-dkms-arm64:
 check-long:
 	scripts/deps.sh
 	scripts/prepare-kernels.sh
-	FASTREMAP_LONG=1 FASTREMAP_HOST_TESTS=none tests/run.sh
+	FASTREMAP_LONG=1 FASTREMAP_HOST_TESTS=none tests/harness/run.sh
 
 # The debug-kernel lanes: the whole in-VM suite on Debian 12's 6.1 source
 # (debug) and unstable's 7.x source (debug7), built with KASAN,
@@ -140,14 +140,14 @@ DEBUG_LANES ?= debug debug7
 check-debug:
 	scripts/deps.sh
 	for l in $(DEBUG_LANES); do scripts/build-debug-kernel.sh $$l || exit 1; done
-	FASTREMAP_SUITES="$(DEBUG_LANES)" FASTREMAP_HOST_TESTS=none tests/run.sh
+	FASTREMAP_SUITES="$(DEBUG_LANES)" FASTREMAP_HOST_TESTS=none tests/harness/run.sh
 
 # Planted bugs (tests/mutants): the in-VM suite must fail on each, on the
 # three kernels. Prints which test caught each one.
 check-mutants:
 	scripts/deps.sh
 	scripts/prepare-kernels.sh
-	scripts/check-mutants.sh
+	tests/harness/check-mutants.sh
 
 # The kernel's own lock order against UFFDIO_MOVE: mremap(2) of single
 # pages and of a THP racing UFFDIO_MOVE over shared page tables
@@ -159,7 +159,7 @@ MREMAP_LOCKORDER_SUITES ?= trixie sid
 check-mremap-lockorder:
 	scripts/deps.sh
 	scripts/prepare-kernels.sh
-	scripts/uffd-mremap-control.sh $(MREMAP_LOCKORDER_SUITES)
+	tests/harness/uffd-mremap-control.sh $(MREMAP_LOCKORDER_SUITES)
 
 # A machine that enforces kernel IBT, emulated: Debian 13's kernel in Bochs
 # (Tiger Lake model), the module loaded, a move, t_shstk (CET shadow
@@ -168,7 +168,7 @@ check-mremap-lockorder:
 check-ibt:
 	scripts/deps.sh
 	scripts/prepare-kernels.sh
-	scripts/check-ibt.sh
+	tests/harness/check-ibt.sh
 
 # Secure Boot: a kernel that enforces module signatures loads only modules
 # signed by a key it trusts. DKMS signs what it builds with its own key
@@ -218,7 +218,7 @@ uninstall:
 # them for each installed kernel whose headers are present (the running
 # kernel need not be one of them); says which kernels it skipped.
 dkms-install:
-	bash -c '. scripts/common.sh && fr_stage_src /usr/src/fastremap-$(VERSION)'
+	bash -c '. tests/harness/common.sh && fr_stage_src /usr/src/fastremap-$(VERSION)'
 	scripts/dkms-install.sh $(VERSION)
 
 dkms-uninstall:

@@ -10,35 +10,19 @@
 #    library, the shim and the tool, linked with -z defs;
 #  - the public header as C89 and C++98 with -pedantic;
 #  - warnings are not errors by default, and are with WERROR=1.
-# Usage: userspace/tests/build-test.sh
+# Usage: tests/harness/build-test.sh
 set -uo pipefail
 
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-TOP=$(cd "$SRC/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=$TOP/userspace
+# shellcheck source=tests/harness/tap.sh
+. "$TOP/tests/harness/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fastremap-build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 log=$tmp/log
 CC=${CC:-cc}
-
-n=0 pass=0 fail=0
-ok() { # ok STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-		pass=$((pass + 1))
-	else
-		echo "not ok $n - $2"
-		fail=$((fail + 1))
-		[ -s "$log" ] && sed 's/^/# /' "$log" | tail -n 20
-	fi
-	: >"$log"
-}
-check() { # check DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	"$@" >"$log" 2>&1
-	ok $? "$d"
-}
+# Each result's log is its own, its tail shown under a failure.
+TAP_LOG=$log TAP_SHOW=20
 : >"$log"
 
 # build32 NAME FLAGS...: the library and the shim as shared objects, -z defs.
@@ -61,34 +45,34 @@ no_atomic_calls() { # no_atomic_calls OBJECT...: none calls into libatomic
 }
 
 if echo 'int main(void) { return 0; }' | "$CC" -m32 -x c -o "$tmp/m32" - >"$log" 2>&1; then
-	check "i386 (-m32): the library and the shim build and link with -z defs" build32 i386 -m32
-	check "i386 (-m32): no libatomic calls" no_atomic_calls "$tmp/i386-lib.o" "$tmp/i386-preload.o"
-	check "no 64-bit atomics (-m32 -march=i486, as armel/mips32/ppc32): they build and link with -z defs" \
+	tap_check "i386 (-m32): the library and the shim build and link with -z defs" build32 i386 -m32
+	tap_check "i386 (-m32): no libatomic calls" no_atomic_calls "$tmp/i386-lib.o" "$tmp/i386-preload.o"
+	tap_check "no 64-bit atomics (-m32 -march=i486, as armel/mips32/ppc32): they build and link with -z defs" \
 		build32 i486 -m32 -march=i486
-	check "no 64-bit atomics: no libatomic calls" no_atomic_calls "$tmp/i486-lib.o" "$tmp/i486-preload.o"
+	tap_check "no 64-bit atomics: no libatomic calls" no_atomic_calls "$tmp/i486-lib.o" "$tmp/i486-preload.o"
 else
 	echo "$CC -m32 cannot link: install gcc-multilib (scripts/deps.sh does)" >>"$log"
-	ok 1 "a 32-bit compiler (gcc -m32) is available"
+	tap_status 1 "a 32-bit compiler (gcc -m32) is available"
 fi
 
 if command -v musl-gcc >/dev/null; then
 	# musl has no kernel headers of its own: the system's, after musl's.
 	triplet=$(gcc -dumpmachine 2>/dev/null)
-	check "musl: the library, the shim and fastremapctl build with WERROR=1" \
+	tap_check "musl: the library, the shim and fastremapctl build with WERROR=1" \
 		make -C "$SRC" --no-print-directory BUILD="$tmp/musl" CC=musl-gcc WERROR=1 \
 			CPPFLAGS="-idirafter /usr/include -idirafter /usr/include/$triplet"
 else
 	echo "musl-gcc not found: install musl-tools (scripts/deps.sh does)" >>"$log"
-	ok 1 "a musl compiler (musl-gcc) is available"
+	tap_status 1 "a musl compiler (musl-gcc) is available"
 fi
 
-check "fastremap.h compiles as C89 with -pedantic" \
+tap_check "fastremap.h compiles as C89 with -pedantic" \
 	"$CC" -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c -I"$SRC" - <<<'#include <fastremap.h>'
 if command -v c++ >/dev/null; then
-	check "fastremap.h compiles as C++98 with -pedantic" \
+	tap_check "fastremap.h compiles as C++98 with -pedantic" \
 		c++ -std=c++98 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++ -I"$SRC" - <<<'#include <fastremap.h>'
 else
-	ok 1 "a C++ compiler is available for the header check"
+	tap_status 1 "a C++ compiler is available for the header check"
 fi
 
 # A warning whatever the code (a macro defined twice) stands in for a
@@ -97,12 +81,10 @@ warn="-O2 -DFR_WARN_PROBE=1 -DFR_WARN_PROBE=2"
 make -C "$SRC" --no-print-directory BUILD="$tmp/warn" CFLAGS="$warn" >"$log" 2>&1
 rc=$?
 w=$(grep -c 'warning:' "$log")
-ok "$([ $rc = 0 ] && [ "$w" -gt 0 ]; echo $?)" "default build: $w warnings with CFLAGS='$warn', still built"
+tap_ok "$([ $rc = 0 ] && [ "$w" -gt 0 ] && echo 1)" "default build: $w warnings with CFLAGS='$warn', still built"
 make -C "$SRC" --no-print-directory BUILD="$tmp/werror" CFLAGS="$warn" WERROR=1 >"$log" 2>&1
 rc=$?
 : >"$log"
-ok "$([ $rc != 0 ]; echo $?)" "WERROR=1: the same warnings fail the build"
+tap_ok "$([ $rc != 0 ] && echo 1)" "WERROR=1: the same warnings fail the build"
 
-echo "1..$n"
-echo "# $pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_done

@@ -19,7 +19,6 @@ kver=$(cat "$FR_BUILD/$suite/kver" 2>/dev/null) || fr_die "$suite: build the mod
 mm=$(printf '%s\n' "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
 # The few files declarations are searched in, in this order.
 files="mm/internal.h mm/vma.h mm/swap.h include/linux/mm.h include/linux/rmap.h arch/x86/include/asm/tlbflush.h"
-n=0 fail=0
 
 # The source files, extracted once per kernel into the cache (the package
 # is fetched once with apt-get download inside the suite's root; Debian
@@ -89,8 +88,7 @@ while read -r name type; do
 		[ -n "$decl" ] && where=$f && break
 	done
 	if [ -z "$decl" ]; then
-		n=$((n + 1)) fail=$((fail + 1))
-		echo "not ok $n - $name: no declaration found in linux-source-$mm ($files)"
+		tap_ok 0 "$name: no declaration found in linux-source-$mm ($files)"
 		continue
 	fi
 	{
@@ -109,27 +107,15 @@ done <<<"$pairs"
 fr_in_root "$suite" make -C "$kdir" M="$rel" $(fr_kmake_args) -k $targets >"$stage/build.log" 2>&1
 for d in $declared; do
 	name=${d%%:*} where=${d#*:}
-	n=$((n + 1))
-	if [ -s "$stage/d_$name.o" ]; then
-		echo "ok $n - $name: compat.h's type is the one $where of $kver's source declares"
-	else
-		echo "not ok $n - $name: compat.h's type is the one $where of $kver's source declares"
-		grep -E "error|d_$name\.c" "$stage/build.log" | grep -v '^make' | head -n 12 | sed 's/^/# /'
-		fail=$((fail + 1))
-	fi
+	tap_ok "$([ -s "$stage/d_$name.o" ] && echo 1)" \
+		"$name: compat.h's type is the one $where of $kver's source declares" \
+		"$(grep -E "error|d_$name\.c" "$stage/build.log" | grep -v '^make' | head -n 12)"
 done
-[ "$n" -ge 4 ] || { n=$((n + 1)) fail=$((fail + 1)); echo "not ok $n - at least 4 functions checked (symlist.h: $(printf '%s\n' "$pairs" | grep -c .))"; }
+[ "$TAP_N" -ge 4 ] || tap_ok 0 "at least 4 functions checked (symlist.h: $(printf '%s\n' "$pairs" | grep -c .))"
 
 # The build's own check (module/decls.c). tap OK DESCRIPTION [LOG]
 tap() {
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $suite: $2"
-	else
-		echo "not ok $n - $suite: $2"
-		fail=$((fail + 1))
-		[ -z "${3:-}" ] || grep -aE 'error|fastremap:' "$3" | head -n 12 | sed 's/^/# /'
-	fi
+	tap_ok "$1" "$suite: $2" "$([ -z "${3:-}" ] || grep -aE 'error|fastremap:' "$3" | head -n 12)"
 }
 # What the suite's build said it checked: the BTF of the vmlinux its
 # headers ship, with every function this build calls in it, else the
@@ -212,5 +198,4 @@ plant_build nocc HOSTCC=no-such-compiler
 rc=$?
 tap "$([ "$rc" = 0 ] && grep -aq 'no host compiler for btfdecls: checked against the declarations in the kernel headers only' \
 	"$pstage/nocc.log" && echo 1)" "no host compiler for btfdecls: the build passes, checking the headers only, and says so" "$pstage/nocc.log"
-echo "1..$n"
-exit $((fail > 0))
+tap_done

@@ -27,7 +27,7 @@ set -uo pipefail
 export FASTREMAP_ARCH=arm64
 # A build tree of its own: the lane's build/arm64/SUITE holds the test
 # build of the module, which this must not replace.
-export FASTREMAP_BUILD=${FASTREMAP_DKMS_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build/arm64-dkms}
+export FASTREMAP_BUILD=${FASTREMAP_DKMS_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build/arm64-dkms}
 . "$(dirname "$0")/common.sh"
 
 programs=${FASTREMAP_DKMS_VM_TESTS:-t_device t_remap}
@@ -36,22 +36,12 @@ results="$FR_BUILD/results"
 rm -rf "$results"
 mkdir -p "$results"
 
-n=0 fail=0
 ok() { # ok OK? DESCRIPTION [FILE: its tail as diagnostics on failure]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		fail=$((fail + 1))
-		[ -n "${3:-}" ] && [ -r "$3" ] && tail -n 15 "$3" | sed 's/^/# /'
-	fi
+	tap_ok "$1" "$2" "$([ -z "${3:-}" ] || tail -n 15 "$3" 2>/dev/null)"
 	return 0
 }
 finish() {
-	echo "1..$n"
-	echo "$((n - fail)) passed, $fail failed, 0 skipped"
-	[ "$fail" = 0 ]
+	tap_done bare
 	exit
 }
 
@@ -69,7 +59,7 @@ if [ ! -e "$binfmt" ] && [ -w /proc/sys/fs/binfmt_misc/register ] && [ -r "$conf
 fi
 ok "$(grep -qx enabled "$binfmt" 2>/dev/null && grep -q '^flags: .*F' "$binfmt" && echo 1)" \
 	"binfmt_misc runs aarch64 programs through qemu-user (qemu-user-static)"
-[ "$fail" = 0 ] || finish
+[ "$TAP_FAIL" = 0 ] || finish
 
 # Runs a command inside ROOT with /proc mounted (kbuild reads it), in a
 # private mount namespace of its own.
@@ -187,7 +177,7 @@ for suite in $FR_SUITES; do
 	ok "$([ -n "$vm" ] && [ "$vm" = "$kvm" ] && echo 1)" "$suite: its vermagic is the kernel's own"
 	ok "$([ -z "$(modinfo -p "$ko")" ] && echo 1)" "$suite: no (test-only) parameter: the module users get"
 	ok "$(modinfo -F signer "$ko" | grep -qx 'DKMS module signing key' &&
-		"$FR_TOP/scripts/verify-modsig.sh" "$ko" "$root/var/lib/dkms/mok.pub" >>"$log" 2>&1 && echo 1)" \
+		"$FR_HARNESS/verify-modsig.sh" "$ko" "$root/var/lib/dkms/mok.pub" >>"$log" 2>&1 && echo 1)" \
 		"$suite: signed by the root's DKMS key, and the signature verifies" "$log"
 
 	# The product in the suite's arm64 kernel: loaded, then the programs.
@@ -199,9 +189,9 @@ for suite in $FR_SUITES; do
 	vlog="$results/$suite-vm.log"
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	FASTREMAP_VM_INIT="$FR_TOP/tests/guest/init-dkms" FASTREMAP_VM_KMODS='' FASTREMAP_VM_APPEND='' \
+	FASTREMAP_VM_INIT="$FR_HARNESS/guest/init-dkms" FASTREMAP_VM_KMODS='' FASTREMAP_VM_APPEND='' \
 		FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-1200} \
-		"$FR_TOP/scripts/vm-run.sh" "$suite" "$FR_BUILD/bin" "$vlog" $programs
+		"$FR_HARNESS/vm-run.sh" "$suite" "$FR_BUILD/bin" "$vlog" $programs
 	echo "# $suite: VM finished in $(($(date +%s) - t0)) s"
 	touch "$vlog"
 	ok "$(grep -q "FR-KERNEL $k" "$vlog" && echo 1)" "$suite: the arm64 kernel $k booted"

@@ -20,16 +20,6 @@ set -uo pipefail
 
 suite=trixie
 out="$FR_BUILD/ibt"
-n=0 fail=0
-ok() { # ok OK? DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		fail=$((fail + 1))
-	fi
-}
 
 command -v bochs >/dev/null && command -v xorriso >/dev/null &&
 	[ -r /usr/lib/ISOLINUX/isolinux.bin ] ||
@@ -48,7 +38,7 @@ ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -static -I"$FR_TOP/uapi" \
 
 # The initramfs and the ISO.
 cp /bin/busybox "$out/initramfs/bin/"
-cp "$FR_TOP/tests/guest/init-ibt" "$out/initramfs/init"
+cp "$FR_HARNESS/guest/init-ibt" "$out/initramfs/init"
 chmod 755 "$out/initramfs/init"
 cp "$FR_BUILD/$suite/fastremap.ko" "$out/initramfs/"
 (cd "$out/initramfs" && find . | cpio -o -H newc --quiet | gzip -9) >"$out/iso/initrd.gz"
@@ -109,17 +99,17 @@ log=$(tr -d '\r' <"$out/serial.log")
 sect() { printf '%s\n' "$log" | sed -n "/^$1-BEGIN/,/^$1-END/p"; }
 d1=$(sect FR-DMESG1) d2=$(sect FR-DMESG2)
 grep -q 'FR-KERNEL' <<<"$log"
-ok "$([ $? = 0 ] && echo 1)" "$kver booted in Bochs"
-ok "$(grep -q 'Indirect Branch Tracking enabled' <<<"$d1" && echo 1)" \
+tap_ok "$([ $? = 0 ] && echo 1)" "$kver booted in Bochs"
+tap_ok "$(grep -q 'Indirect Branch Tracking enabled' <<<"$d1" && echo 1)" \
 	"the kernel enforces IBT (\"Indirect Branch Tracking enabled\")"
-ok "$(grep -qx 'FR-INSMOD 0' <<<"$log" && echo 1)" "insmod fastremap.ko"
+tap_ok "$(grep -qx 'FR-INSMOD 0' <<<"$log" && echo 1)" "insmod fastremap.ko"
 syms=$(sect FR-SYMBOLS)
 printf '%s\n' "$syms" | sed '1d;$d;s/^/# /'
-ok "$(grep -q '^self-check passed' <<<"$syms" && ! grep -q 'call=' <<<"$(grep -v 'call=direct\|call=none' <<<"$syms")" &&
+tap_ok "$(grep -q '^self-check passed' <<<"$syms" && ! grep -q 'call=' <<<"$(grep -v 'call=direct\|call=none' <<<"$syms")" &&
 	grep -q 'entry=sealed' <<<"$syms" && echo 1)" "self-check passed, every function called directly, sealed entries reported"
 tap=$(printf '%s\n' "$log" | sed -n '/^FR-BEGIN t_ibt_remap$/,/^FR-END t_ibt_remap /p')
 printf '%s\n' "$tap" | sed '1d;$d;s/^/# /'
-ok "$(grep -q '^FR-END t_ibt_remap 0$' <<<"$tap" && ! grep -q '^not ok' <<<"$tap" &&
+tap_ok "$(grep -q '^FR-END t_ibt_remap 0$' <<<"$tap" && ! grep -q '^not ok' <<<"$tap" &&
 	grep -q '^ok .*every word arrived' <<<"$tap" && echo 1)" "a 4 MiB move through the module, every word checked"
 # t_shstk: each result is one of ours. This guest's CPU has CET: a skip
 # means the kernel would not map a shadow stack, a failure here, with the
@@ -132,17 +122,17 @@ while IFS= read -r l; do
 	'ok '*' # SKIP '*)
 		# Its SKIP directive kept out of ours: ours is a failure.
 		l=${l#ok * - }
-		ok 0 "t_shstk: ${l%% # SKIP *} (skipped on a CPU with CET: ${l#* # SKIP })"
+		tap_ok 0 "t_shstk: ${l%% # SKIP *} (skipped on a CPU with CET: ${l#* # SKIP })"
 		;;
-	'ok '*) ok 1 "t_shstk: ${l#ok * - }" ;;
-	'not ok '*) ok 0 "t_shstk: ${l#not ok * - }" ;;
+	'ok '*) tap_ok 1 "t_shstk: ${l#ok * - }" ;;
+	'not ok '*) tap_ok 0 "t_shstk: ${l#not ok * - }" ;;
 	esac
 done <<<"$sh"
 if grep -q '# SKIP' <<<"$sh"; then
 	grep -E 'CET|x86/fpu|shstk|[Ss]hadow stack' <<<"$d1" | sed 's/^/# guest: /'
 fi
 plan=$(sed -n 's/^1\.\.//p' <<<"$sh")
-ok "$(grep -q '^FR-END t_shstk 0$' <<<"$sh" && [ -n "$plan" ] &&
+tap_ok "$(grep -q '^FR-END t_shstk 0$' <<<"$sh" && [ -n "$plan" ] &&
 	[ "$plan" = "$(grep -c '^\(not \)\{0,1\}ok ' <<<"$sh")" ] && echo 1)" \
 	"t_shstk ran to its end: exit 0, as many results as its plan (${plan:-none})"
 # The emulated CPU draws a few warnings from the kernel at boot (CPUID
@@ -152,11 +142,9 @@ boot=$(sed -n '/fastremap: /q;p' <<<"$d1" | grep -E "$FR_BAD_LOG" | grep -v 'Cal
 [ -n "$boot" ] && printf '%s\n' "$boot" | head -n 10 | sed 's/^/# boot-time, before the module (Bochs CPU model): /'
 bad=$(sed -n '/fastremap: /,$p' <<<"$d1" | grep -E "$FR_BAD_LOG|Missing ENDBR")
 [ -n "$bad" ] && printf '%s\n' "$bad" | head -n 20 | sed 's/^/# /'
-ok "$(grep -q 'fastremap: ready' <<<"$d1" && [ -z "$bad" ] && echo 1)" \
+tap_ok "$(grep -q 'fastremap: ready' <<<"$d1" && [ -z "$bad" ] && echo 1)" \
 	"kernel log clean from the load through the move and the unload (no Missing ENDBR)"
-ok "$(grep -q 'ibt_pointer_call: calling' <<<"$d2" && grep -q 'Missing ENDBR' <<<"$d2" && echo 1)" \
+tap_ok "$(grep -q 'ibt_pointer_call: calling' <<<"$d2" && grep -q 'Missing ENDBR' <<<"$d2" && echo 1)" \
 	"negative control: one call through a pointer to a sealed function logs Missing ENDBR"
 grep -E 'Missing ENDBR|ibt_pointer_call' <<<"$d2" | head -n 5 | sed 's/^/# /'
-echo "1..$n"
-echo "# $((n - fail)) passed, $fail failed"
-exit $((fail > 0))
+tap_done

@@ -14,18 +14,15 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 ko=$1 compat=$2
-n=0 fail=0
-ok() { # ok OK? DESCRIPTION [DIAGNOSTICS]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 20 | sed 's/^/# /'
-		fail=$((fail + 1))
-	fi
-}
 [ -r "$ko" ] && [ -r "$compat" ] || fr_die "usage: check-ko.sh KO COMPAT_GENERATED_H"
+
+# No static call key (in $syms, objdump -t) that symlist.h does not name.
+no_stray_keys() {
+	local stray
+	stray=$(printf '%s\n' "$syms" | grep -oE '__SCK__fr_sc_[A-Za-z0-9_]+$' | sort -u |
+		while read -r k; do grep -qx "${k#__SCK__fr_sc_}" <<<"$fns" || echo "$k"; done)
+	tap_ok "$([ -z "$stray" ] && echo 1)" "no static call key outside symlist.h" "$stray"
+}
 
 # The functions the module must call, expanded by the preprocessor exactly
 # as the module's build expands them.
@@ -39,24 +36,22 @@ fns=$(fr_expand_symlist "$(dirname "$compat")" 'fn name' | tr ' ;' '\n\n' |
 # forwarders, and that no key is stray.
 if [ "$(od -An -tx1 -j18 -N1 "$ko" | tr -d ' ')" = b7 ]; then
 	syms=$(aarch64-linux-gnu-objdump -t "$ko") || fr_die "objdump -t $ko failed"
-	ok "$([ "$(printf '%s\n' "$fns" | grep -c .)" -ge 15 ] && echo 1)" \
+	tap_ok "$([ "$(printf '%s\n' "$fns" | grep -c .)" -ge 15 ] && echo 1)" \
 		"symlist.h names the internal functions ($(printf '%s\n' "$fns" | grep -c .))"
 	for f in $fns; do
 		k=$(printf '%s\n' "$syms" | grep -cE "[[:space:]]\.(data|bss)[^[:space:]]*[[:space:]]+[0-9a-f]+[[:space:]]+__SCK__fr_sc_$f\$")
-		ok "$([ "$k" = 1 ] && echo 1)" "$f: has the module's static call key (arm64: called through it)"
+		tap_ok "$([ "$k" = 1 ] && echo 1)" "$f: has the module's static call key (arm64: called through it)"
 	done
 	und=$(printf '%s\n' "$syms" | awk '$2 == "*UND*" || $3 == "*UND*" { print $NF }' | sort -u)
 	for f in mte_sync_tags sme_do_dvmsync __mmu_notifier_arch_invalidate_secondary_tlbs; do
 		grep -qx "$f" <<<"$fns" || continue
 		d=$(printf '%s\n' "$syms" | grep -cE "^[0-9a-f]+ g +F \.text[[:space:]]+[0-9a-f]+ $f\$")
-		ok "$([ "$d" = 1 ] && ! grep -qx "$f" <<<"$und" && echo 1)" \
+		tap_ok "$([ "$d" = 1 ] && ! grep -qx "$f" <<<"$und" && echo 1)" \
 			"$f: defined by the module (a forwarder to its key), never left to the kernel's exports"
 	done
-	stray=$(printf '%s\n' "$syms" | grep -oE '__SCK__fr_sc_[A-Za-z0-9_]+$' | sort -u |
-		while read -r k; do grep -qx "${k#__SCK__fr_sc_}" <<<"$fns" || echo "$k"; done)
-	ok "$([ -z "$stray" ] && echo 1)" "no static call key outside symlist.h" "$stray"
-	echo "1..$n"
-	exit $((fail > 0))
+	no_stray_keys
+	tap_done
+	exit
 fi
 
 dis=$(objdump -dr "$ko") || fr_die "objdump -dr $ko failed"
@@ -87,12 +82,12 @@ indirect=$(printf '%s\n' "$dis" | awk '
 thunks=$(printf '%s\n' "$dis" | awk '
 	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
 	/R_X86_64_[A-Z0-9]+[[:space:]]+__x86_indirect_/ && fn != "fr_test_pointer_call" { print fn ": " $0 }')
-ok "$([ -z "$thunks" ] && echo 1)" "$ko: no call through a retpoline thunk outside the allowlist" "$thunks"
-ok "$([ -z "$indirect" ] && echo 1)" "$ko: no call *, jmp * outside the allowlist" "$indirect"
+tap_ok "$([ -z "$thunks" ] && echo 1)" "$ko: no call through a retpoline thunk outside the allowlist" "$thunks"
+tap_ok "$([ -z "$indirect" ] && echo 1)" "$ko: no call *, jmp * outside the allowlist" "$indirect"
 pv=$(printf '%s\n' "$dis" | grep -cE 'R_X86_64_[A-Z0-9]+[[:space:]]+pv_ops[+-]')
 echo "# allowlisted paravirt calls (call *pv_ops+N(%rip)): $pv"
 
-ok "$([ "$(printf '%s\n' "$fns" | grep -c .)" -ge 18 ] && echo 1)" \
+tap_ok "$([ "$(printf '%s\n' "$fns" | grep -c .)" -ge 18 ] && echo 1)" \
 	"symlist.h names the internal functions ($(printf '%s\n' "$fns" | grep -c .))"
 sites=$(objdump -r -j .static_call_sites "$ko" 2>/dev/null |
 	awk '$2 ~ /^R_X86_64_/ { s = $3; sub(/[+-]0x[0-9a-f]+$/, "", s); print s }')
@@ -102,12 +97,9 @@ for f in $fns; do
 	k=$(printf '%s\n' "$syms" | grep -cE "[[:space:]]\.data[^[:space:]]*[[:space:]]+[0-9a-f]+[[:space:]]+$key\$")
 	c=$(printf '%s\n' "$dis" | grep -cE "R_X86_64_(PLT|PC)32[[:space:]]+$tramp-0x4\$")
 	s=$(printf '%s\n' "$sites" | grep -cx "$key")
-	ok "$([ "$k" = 1 ] && [ "$c" -ge 1 ] && [ "$s" -ge 1 ] && echo 1)" \
+	tap_ok "$([ "$k" = 1 ] && [ "$c" -ge 1 ] && [ "$s" -ge 1 ] && echo 1)" \
 		"$f: called through the module's static call ($c calls, $s sites)" \
 		"key defined: $k; branches to $tramp: $c; .static_call_sites entries: $s"
 done
-stray=$(printf '%s\n' "$syms" | grep -oE '__SCK__fr_sc_[A-Za-z0-9_]+$' | sort -u |
-	while read -r k; do grep -qx "${k#__SCK__fr_sc_}" <<<"$fns" || echo "$k"; done)
-ok "$([ -z "$stray" ] && echo 1)" "no static call key outside symlist.h" "$stray"
-echo "1..$n"
-exit $((fail > 0))
+no_stray_keys
+tap_done

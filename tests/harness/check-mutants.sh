@@ -21,14 +21,14 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 list="$FR_TOP/tests/mutants"
-all_tests=$(grep -v '^#' "$FR_TOP/tests/vm-tests")
+all_tests=$(fr_programs vm)
 mutants=${*:-$(grep -vE '^(#|equivalent )' "$list" | awk 'NF { print $1 }')}
 top="$FR_BUILD/mutants"
 results="$top/results"
 rm -rf "$results"
 mkdir -p "$results" "$top/extra/tests"
 : >"$top/extra/tests/stop-on-fail"
-# As tests/run.sh boots (t_remap_tlb reads this event), and an Oops or a
+# As tests/harness/run.sh boots (t_remap_tlb reads this event), and an Oops or a
 # WARNING panics the guest, which ends QEMU at once (panic=-1): a mutant that
 # oopses a test program would otherwise leave the guest waiting on it.
 export FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd oops=panic panic_on_warn=1"
@@ -62,7 +62,7 @@ boot() {
 	local name=$1 suite=$2 stop=$3
 	shift 3
 	FASTREMAP_BUILD="$top/$name" FASTREMAP_VM_EXTRA=${stop:+$top/extra} \
-		"$FR_TOP/scripts/vm-run.sh" "$suite" "$bindir" "$results/$name-$suite.log" "$@" \
+		"$FR_HARNESS/vm-run.sh" "$suite" "$bindir" "$results/$name-$suite.log" "$@" \
 		>>"$results/$name-$suite-build.log" 2>&1
 }
 

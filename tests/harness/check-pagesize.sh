@@ -11,28 +11,18 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 suite=$1
-n=0
-ok() { # ok OK? DESCRIPTION [DIAGNOSTICS]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | tail -n 20 | sed 's/^/# /'
-	fi
-}
 
 fr_is_arm64 || fr_die "check-pagesize.sh is for the arm64 lane (FASTREMAP_ARCH=arm64)"
 root=$(fr_root "$suite")
 k16="$(fr_kver "$(fr_kroot "$suite")")-16k"
 kdir="/usr/src/linux-headers-$k16"
 if [ ! -f "${root%/}$kdir/.config" ]; then
-	echo "ok 1 - the module refuses to build for 16 KiB pages # SKIP Debian has no $k16 kernel"
-	echo "1..1"
-	exit 0
+	tap_skip "Debian has no $k16 kernel" "the module refuses to build for 16 KiB pages"
+	tap_done
+	exit
 fi
 # The premise: these headers are a 16 KiB-page kernel's.
-ok "$(grep -qx 'CONFIG_ARM64_16K_PAGES=y' "${root%/}$kdir/.config" && echo 1)" \
+tap_ok "$(grep -qx 'CONFIG_ARM64_16K_PAGES=y' "${root%/}$kdir/.config" && echo 1)" \
 	"$k16's configuration has CONFIG_ARM64_16K_PAGES=y"
 
 rel=/var/tmp/fastremap-16k-$(fr_build_id)
@@ -40,13 +30,13 @@ fr_stage_src "${root%/}$rel"
 # shellcheck disable=SC2046
 out=$(fr_in_root "$suite" make -C "$rel/module" KDIR="$kdir" $(fr_kmake_args) 2>&1)
 rc=$?
-ok "$([ "$rc" != 0 ] && [ ! -e "${root%/}$rel/module/fastremap.ko" ] && echo 1)" \
-	"the module does not build against $k16's headers (make exited $rc)" "$out"
+tap_ok "$([ "$rc" != 0 ] && [ ! -e "${root%/}$rel/module/fastremap.ko" ] && echo 1)" \
+	"the module does not build against $k16's headers (make exited $rc)" "$(tail -n 20 <<<"$out")"
 # The only error is the module's own (the feature probes ran: the build
 # got as far as compiling the module's sources).
 msg='#error "fastremap supports 4 KiB pages only'
-ok "$(grep -qF "$msg" <<<"$out" && [ "$(grep -c 'error:' <<<"$out")" = "$(grep -c 'error: #error' <<<"$out")" ] && echo 1)" \
-	"it stops at the module's message: fastremap supports 4 KiB pages only" "$out"
+tap_ok "$(grep -qF "$msg" <<<"$out" && [ "$(grep -c 'error:' <<<"$out")" = "$(grep -c 'error: #error' <<<"$out")" ] && echo 1)" \
+	"it stops at the module's message: fastremap supports 4 KiB pages only" "$(tail -n 20 <<<"$out")"
 grep -F 'fastremap supports 4 KiB pages only' <<<"$out" | head -n 1 | sed 's/^/# /'
 rm -rf "${root%/}$rel"
-echo "1..$n"
+tap_done

@@ -25,24 +25,13 @@ set -uo pipefail
 
 ko=${1:-}
 page=4096
-n=0 fail=0
-ok() { # ok OK? DESCRIPTION [DIAGNOSTICS]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 20 | sed 's/^/# /'
-		fail=$((fail + 1))
-	fi
-}
 [ -r "$ko" ] || fr_die "usage: check-placement.sh KO"
 name=$(basename "$(dirname "$ko")")/$(basename "$ko")
 
 # What the sources mark: the function name before "(" on the marker's line.
 marked=$(grep -h '__fr_hot[ a-z_0-9]*(' "$FR_TOP"/module/*.c |
 	sed 's/.*__fr_hot[ a-z_0-9]* \([a-z_0-9]*\)(.*/\1/' | sort -u)
-ok "$([ -n "$marked" ] && echo 1)" "$name: the sources mark hot functions ($(echo $marked))"
+tap_ok "$([ -n "$marked" ] && echo 1)" "$name: the sources mark hot functions ($(echo $marked))"
 
 # Section index -> name and alignment ([Nr] Name Type Address Off Size ES Flg Lk Inf Al).
 sections=$(readelf -SW "$ko" | sed -n 's/^ *\[ *\([0-9]*\)\] /\1 /p' | awk '{ print $1, $2, $NF }')
@@ -100,16 +89,16 @@ placed=0
 for fn in $marked; do
 	read -r _ idx off len <<<"$(printf '%s\n' "$symbols" | awk -v f="$fn" '$1 == f' | head -n 1)"
 	if [ -z "${idx:-}" ]; then
-		ok 1 "$name: $fn inlined into its caller (no symbol)"
+		tap_ok 1 "$name: $fn inlined into its caller (no symbol)"
 		continue
 	fi
 	placed=$((placed + 1))
 	read -r _ sec align <<<"$(printf '%s\n' "$sections" | awk -v i="$idx" '$1 == i')"
 	off=$((16#$off))
 	case $len in 0x*) len=$((len)) ;; esac
-	ok "$([ -n "${align:-}" ] && [ "$align" -ge "$page" ] && [ $((align % page)) = 0 ] && echo 1)" \
+	tap_ok "$([ -n "${align:-}" ] && [ "$align" -ge "$page" ] && [ $((align % page)) = 0 ] && echo 1)" \
 		"$name: $fn's section ${sec:-?} aligned to a page (alignment ${align:-?})"
-	ok "$([ $((off / page)) = $(((off + len - 1) / page)) ] && echo 1)" \
+	tap_ok "$([ $((off / page)) = $(((off + len - 1) / page)) ] && echo 1)" \
 		"$name: $fn inside one page ($len bytes at page offset $((off % page)))"
 	# Its instructions, to know the disassembler found it (a leaf
 	# function, such as fr_move_scan() on 6.1 arm64, makes no call).
@@ -118,10 +107,9 @@ for fn in $marked; do
 	ncalls=$(printf '%s\n' "$dis" | grep -cE '\s(call|callq|bl)\s')
 	callees=$(fr_local_callees "$fn")
 	bad=$(printf '%s\n' $callees | grep -v '^fr_' | grep .)
-	ok "$([ "$ninsn" -gt 0 ] && [ -z "$bad" ] && echo 1)" \
+	tap_ok "$([ "$ninsn" -gt 0 ] && [ -z "$bad" ] && echo 1)" \
 		"$name: of $fn's $ncalls calls, those inside the module reach only its own fr_ functions ($(echo $callees))" \
 		"$bad"
 done
-ok "$([ "$placed" -gt 0 ] && echo 1)" "$name: $placed marked function(s) with a symbol of their own"
-echo "1..$n"
-[ "$fail" = 0 ]
+tap_ok "$([ "$placed" -gt 0 ] && echo 1)" "$name: $placed marked function(s) with a symbol of their own"
+tap_done

@@ -16,21 +16,17 @@ if [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
 		linux-source-6.1/scripts/const_structs.checkpatch
 fi
 cd "$FR_TOP"
-n=0 fail=0
 for f in module/*.c module/*.h module/probes/*.c uapi/linux/*.h; do
-	n=$((n + 1))
 	# Its exit status as well as its words: a checkpatch.pl that dies
 	# without a word must not pass the file.
 	out=$(perl "$cp_dir/scripts/checkpatch.pl" --no-tree --terse -f "$f" 2>&1)
 	rc=$?
 	out=$(printf '%s\n' "$out" | grep -v "^total: 0 errors, 0 warnings")
 	if [ "$rc" = 0 ] && [ -z "$out" ]; then
-		echo "ok $n - checkpatch: $f"
+		tap_ok 1 "checkpatch: $f"
 	else
-		echo "not ok $n - checkpatch: $f (exit $rc)"
-		printf '# %s\n' "$out"
-		fail=$((fail + 1))
+		tap_ok 0 "checkpatch: $f (exit $rc)"
+		tap_diag "$out"
 	fi
 done
-echo "1..$n"
-exit $((fail > 0))
+tap_done

@@ -1,8 +1,12 @@
-# Sourced by the scripts in this folder. Where caches live and how to reach
-# Debian's mirror; nothing here names a host: the mirror is read from this
-# machine's apt configuration.
+# Sourced by the harness scripts in this folder, by scripts/ and by bench/.
+# Where caches live and how to reach Debian's mirror; nothing here names a
+# host: the mirror is read from this machine's apt configuration. Brings
+# the TAP writer (tap.sh) along.
 
-FR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FR_HARNESS=$FR_TOP/tests/harness
+# shellcheck source=tests/harness/tap.sh
+. "$FR_HARNESS/tap.sh"
 FR_CACHE=${FASTREMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fastremap}
 # The guests' architecture: amd64 (the default) or arm64, whose kernels,
 # module and test programs are cross-built on this x86-64 machine and
@@ -15,6 +19,9 @@ arm64) FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build/arm64} ;;
 esac
 # The three kernels every feature is tested on, by Debian suite.
 FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
+
+# The test programs of a kind (host or vm), in their order (tests/programs).
+fr_programs() { awk -v k="$1" '$1 == k { print $2 }' "$FR_TOP/tests/programs"; }
 
 # Guest kernel-log lines that fail a test or benchmark run.
 FR_BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
@@ -127,6 +134,36 @@ fr_expand_symlist() {
 fr_cc_args() {
 	fr_is_arm64 && printf '%s\n' CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar
 	return 0
+}
+
+# fr_cross COMMAND...: runs a build of programs for FR_ARCH: here for
+# amd64; for arm64 in the build root the arm64 programs are cross-built in
+# (Debian 12's cross gcc conflicts with the host's gcc-multilib). With
+# fr_cc_args and fr_target_cc for make's and the compiler's names.
+fr_cross() {
+	if fr_is_arm64; then
+		fr_in_root "$FR_ARM64_PROGRAMS_ROOT" "$@"
+	else
+		"$@"
+	fi
+}
+fr_target_cc() {
+	if fr_is_arm64; then echo aarch64-linux-gnu-gcc; else echo "${CC:-cc}"; fi
+}
+
+# fr_build_fr_bench OUT USERSPACE_BUILD LOG CFLAGS...: bench/fr_bench.c,
+# static, linked with the library (built into USERSPACE_BUILD, its log in
+# LOG), as programs call it.
+fr_build_fr_bench() {
+	local out=$1 ub=$2 log=$3
+	shift 3
+	# shellcheck disable=SC2046
+	fr_cross make -C "$FR_TOP/userspace" --no-print-directory BUILD="$ub" \
+		$(fr_cc_args) WERROR=1 "$ub/libfastremap.a" >"$log" 2>&1 ||
+		{ tail -n 20 "$log"; fr_die "libfastremap does not build"; }
+	fr_cross "$(fr_target_cc)" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread \
+		-I"$FR_TOP/uapi" -I"$FR_TOP/userspace" "$@" -o "$out" "$FR_TOP/bench/fr_bench.c" \
+		"$ub/libfastremap.a" || fr_die "fr_bench does not build"
 }
 
 # make's variables for a kernel build for FR_ARCH (none for amd64).

@@ -19,17 +19,11 @@ log="$FR_BUILD/$suite/dkms.log"
 mkdir -p "$FR_BUILD/$suite"
 dk() { fr_in_root "$suite" dkms --dkmstree "$base/tree" --sourcetree "$base/src" "$@"; }
 
-n=0 fail=0
-t() { # t DESCRIPTION COMMAND...
+TAP_LOG=$log
+t() { # t DESCRIPTION COMMAND...: a case named for the suite
 	local d=$1
 	shift
-	n=$((n + 1))
-	if "$@" >>"$log" 2>&1; then
-		echo "ok $n - $suite: $d"
-	else
-		echo "not ok $n - $suite: $d (log: $log)"
-		fail=$((fail + 1))
-	fi
+	tap_check "$suite: $d" "$@" || tap_diag "log: $log"
 }
 : >"$log"
 t "dkms.conf version matches VERSION" grep -q "PACKAGE_VERSION=\"$ver\"" "$FR_TOP/dkms.conf"
@@ -46,7 +40,7 @@ t "dkms-built module has no (test-only) parameter" sh -c "ko=\$(ls $hostbase/tre
 # Secure Boot: DKMS signs what it builds with its own key (README).
 ko=$(ls "$hostbase"/tree/fastremap/"$ver"/"$kver"/*/module/fastremap.ko* 2>/dev/null | head -n 1)
 t "dkms-built module is signed by the DKMS key" sh -c "modinfo -F signer '$ko' | grep -qx 'DKMS module signing key'"
-t "its signature verifies against DKMS's certificate" "$FR_TOP/scripts/verify-modsig.sh" "$ko" "${root%/}/var/lib/dkms/mok.pub"
+t "its signature verifies against DKMS's certificate" "$FR_HARNESS/verify-modsig.sh" "$ko" "${root%/}/var/lib/dkms/mok.pub"
 t "dkms remove" dk remove -m fastremap -v "$ver" --all
 # make dkms-install's loop: installs for each kernel with headers, though
 # the running kernel (this machine's) has none, and says so.
@@ -59,5 +53,4 @@ t "make dkms-install's loop installs for $kver (exit $rc)" [ "$rc" = 0 ]
 t "it names the kernels it installed for" grep -q "installed by DKMS for:.* $kver" "$hostbase/install.out"
 t "dkms remove after dkms-install" dk remove -m fastremap -v "$ver" --all
 rm -rf "$hostbase"
-echo "1..$n"
-exit $((fail > 0))
+tap_done

@@ -10,18 +10,18 @@
 # lines, and every SKIP must be listed for its kernel in
 # tests/expected-skips; a listed skip that did not happen is reported.
 set -uo pipefail
-. "$(dirname "$0")/../scripts/common.sh"
+. "$(dirname "$0")/common.sh"
 
-# The in-VM test programs, in order (t_unload last), from tests/vm-tests.
-VM_TESTS=${FASTREMAP_VM_TESTS:-$(grep -v '^#' "$FR_TOP/tests/vm-tests")}
-# Host tests: programs in build/bin, or scripts in scripts/ or userspace/tests/
-# ("none" for none).
+# The in-VM test programs, in order (t_unload last), from tests/programs.
+VM_TESTS=${FASTREMAP_VM_TESTS:-$(fr_programs vm)}
+# Host tests: programs in build/bin, or scripts in this folder, from
+# tests/programs ("none" for none).
 # The arm64 lane (FASTREMAP_ARCH=arm64) runs none: its programs are
 # aarch64 binaries, and the x86-64 lane runs the host tests already.
 if fr_is_arm64; then
 	HOST_TESTS=${FASTREMAP_HOST_TESTS:-none}
 else
-	HOST_TESTS=${FASTREMAP_HOST_TESTS:-"t_ibt_unit t_lib t_lib_standin t_move_lib t_preload checkpatch-test.sh install-test.sh build-test.sh"}
+	HOST_TESTS=${FASTREMAP_HOST_TESTS:-$(fr_programs host)}
 fi
 [ "$HOST_TESTS" = none ] && HOST_TESTS=
 
@@ -71,28 +71,10 @@ elif [ -n "${FASTREMAP_DIFF_OPS:-}" ] || [ "${FASTREMAP_LATENCY_MREMAP:-1}" = 0 
 	[ "${FASTREMAP_LATENCY_MREMAP:-1}" = 0 ] &&
 		echo "t_remap_latency --no-mremap" >>"$FASTREMAP_VM_ARGS"
 fi
-tot_pass=0 tot_fail=0 tot_skip=0
 
-# count_tap FILE: adds the file's TAP results to the totals of this suite.
-count_tap() {
-	local p f s
-	p=$(grep -cE '^ok [0-9]+' "$1" | tr -d ' ')
-	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$1" | tr -d ' ')
-	f=$(grep -cE '^not ok [0-9]+' "$1" | tr -d ' ')
-	s_pass=$((s_pass + p - s)) s_fail=$((s_fail + f)) s_skip=$((s_skip + s))
-}
-
-# One harness check, counted like a test case.
-hcheck() { # hcheck OK? DESCRIPTION
-	h_n=$((h_n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $h_n - $2"
-		s_pass=$((s_pass + 1))
-	else
-		echo "not ok $h_n - $2"
-		s_fail=$((s_fail + 1))
-	fi
-}
+# Per suite, the harness's own checks are numbered as a TAP stream (tap_ok)
+# and every stream's results count with them (tap_count); the suites add
+# up to the last line (tap_add, tap_total).
 
 # The expected skips: "SUITES | PROGRAM | DESCRIPTION | REASON" lines,
 # SUITES a comma list or "*", DESCRIPTION the start of the skipped case's
@@ -121,7 +103,7 @@ skip_entries() {
 # tests/expected-skips does not list for SUITE.
 check_stream() {
 	local suite=$1 prog=$2 file=$3 rc=$4 plan nres why=() d ln pr de found
-	count_tap "$file"
+	tap_count "$file"
 	[ "$rc" = 0 ] || why+=("exit ${rc:-(did not finish)}")
 	plan=$(grep -E '^1\.\.[0-9]+' "$file" | sed -E 's/^1\.\.([0-9]+).*/\1/')
 	nres=$(grep -cE '^(not )?ok [0-9]+' "$file")
@@ -145,10 +127,23 @@ check_stream() {
 		[ -n "$found" ] || why+=("unexpected SKIP: $d")
 	done < <(grep -E '^ok [0-9]+ .*# SKIP' "$file" | sed -E 's/^ok [0-9]+ (- )?//; s/ # SKIP.*//')
 	if [ ${#why[@]} = 0 ]; then
-		hcheck 1 "$suite/$prog: exit 0, plan 1..$plan matches, no unexpected SKIP"
+		tap_ok 1 "$suite/$prog: exit 0, plan 1..$plan matches, no unexpected SKIP"
 	else
-		hcheck 0 "$suite/$prog: $(IFS=';'; printf '%s' "${why[*]}" | sed 's/;/; /g')"
+		tap_ok 0 "$suite/$prog: $(IFS=';'; printf '%s' "${why[*]}" | sed 's/;/; /g')"
 	fi
+}
+
+# stream SUITE NAME COMMAND...: runs a command that prints a TAP stream
+# into the results (SUITE-NAME.tap), shows it, and checks it.
+stream() {
+	local suite=$1 name=$2 file rc
+	shift 2
+	file="$results/$suite-$name.tap"
+	echo "# $suite/$name"
+	"$@" >"$file"
+	rc=$?
+	cat "$file"
+	check_stream "$suite" "$name" "$file" "$rc"
 }
 
 # report_unused_skips SUITE PROGRAM...: the listed skips of the programs
@@ -172,10 +167,9 @@ stats() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 
 finish_suite() { # finish_suite NAME
 	local name=$1
 	fr_is_arm64 && [ "$name" != host ] && name="$name-arm64"
-	echo "# $name: $s_pass passed, $s_fail failed, $s_skip skipped"
-	summary+=("$name: $s_pass passed, $s_fail failed, $s_skip skipped")
-	tot_pass=$((tot_pass + s_pass)) tot_fail=$((tot_fail + s_fail))
-	tot_skip=$((tot_skip + s_skip))
+	echo "# $name: $(tap_summary)"
+	summary+=("$name: $(tap_summary)")
+	tap_add "$TAP_PASS" "$TAP_FAIL" "$TAP_SKIP"
 }
 
 summary=()
@@ -185,16 +179,9 @@ fr_log "building userspace and test programs"
 # WERROR=1: warnings fail the project's own build (not a packager's; see userspace/Makefile).
 # arm64: cross-built in a chroot (Debian 12's cross gcc conflicts with the
 # host's gcc-multilib).
-build_tests() {
-	if fr_is_arm64; then
-		# shellcheck disable=SC2046
-		fr_in_root "$FR_ARM64_PROGRAMS_ROOT" make -C "$FR_TOP" --no-print-directory WERROR=1 \
-			BUILD="$FR_BUILD" $(fr_cc_args) tests
-	else
-		make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" tests
-	fi
-}
-if ! build_tests >"$results/build-tests.log" 2>&1; then
+# shellcheck disable=SC2046
+if ! fr_cross make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" \
+	$(fr_cc_args) tests >"$results/build-tests.log" 2>&1; then
 	tail -n 30 "$results/build-tests.log"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -202,93 +189,67 @@ fi
 bindir="$FR_BUILD/bin"
 
 # Host tests: no kernel module involved.
-s_pass=0 s_fail=0 s_skip=0 h_n=0
+tap_begin
 for t in $HOST_TESTS; do
-	echo "# host/$t"
 	case $t in
-	install-test.sh | build-test.sh) "$FR_TOP/userspace/tests/$t" ;;
-	*.sh) "$FR_TOP/scripts/$t" ;;
-	*) "$bindir/$t" ;;
-	esac >"$results/host-$t.tap"
-	rc=$?
-	cat "$results/host-$t.tap"
-	check_stream host "$t" "$results/host-$t.tap" "$rc"
+	*.sh) stream host "$t" "$FR_HARNESS/$t" ;;
+	*) stream host "$t" "$bindir/$t" ;;
+	esac
 done
 # shellcheck disable=SC2086
 report_unused_skips host $HOST_TESTS
 finish_suite host
 
 for suite in $FR_SUITES; do
-	s_pass=0 s_fail=0 s_skip=0 h_n=0
+	tap_begin
 	kver=$(fr_kver "$(fr_kroot "$suite")")
 	echo "# ===== $suite ($kver)"
 	fr_log "$suite: building the module"
 	if ! "$FR_TOP/scripts/build-module.sh" "$suite"; then
-		hcheck 0 "$suite: module builds without warnings"
+		tap_ok 0 "$suite: module builds without warnings"
 		finish_suite "$suite"
 		continue
 	fi
-	hcheck 1 "$suite: module builds without warnings"
+	tap_ok 1 "$suite: module builds without warnings"
 	# No call through a pointer; a static call for every internal function.
-	echo "# $suite/check-ko"
-	"$FR_TOP/scripts/check-ko.sh" "$FR_BUILD/$suite/fastremap.ko" \
-		"$FR_BUILD/$suite/compat-generated.h" >"$results/$suite-check-ko.tap"
-	rc=$?
-	cat "$results/$suite-check-ko.tap"
-	check_stream "$suite" check-ko "$results/$suite-check-ko.tap" "$rc"
+	stream "$suite" check-ko "$FR_HARNESS/check-ko.sh" "$FR_BUILD/$suite/fastremap.ko" \
+		"$FR_BUILD/$suite/compat-generated.h"
 	# No hot loop of the mover straddles a page of module text (module/hot.h).
 	# Not on the debug lanes: KASAN makes fr_walk larger than a page, and
 	# nothing is timed there.
 	if ! fr_is_debug "$suite"; then
-		echo "# $suite/check-placement"
-		"$FR_TOP/scripts/check-placement.sh" "$FR_BUILD/$suite/fastremap.ko" \
-			>"$results/$suite-check-placement.tap"
-		rc=$?
-		cat "$results/$suite-check-placement.tap"
-		check_stream "$suite" check-placement "$results/$suite-check-placement.tap" "$rc"
+		stream "$suite" check-placement "$FR_HARNESS/check-placement.sh" "$FR_BUILD/$suite/fastremap.ko"
 	fi
 	# compat.h's function types against this kernel's own source.
-	echo "# $suite/check-decls"
-	"$FR_TOP/scripts/check-decls.sh" "$suite" >"$results/$suite-check-decls.tap"
-	rc=$?
-	cat "$results/$suite-check-decls.tap"
-	check_stream "$suite" check-decls "$results/$suite-check-decls.tap" "$rc"
+	stream "$suite" check-decls "$FR_HARNESS/check-decls.sh" "$suite"
 
 	# arm64: the module refuses Debian's 16 KiB-page flavour of this kernel.
 	if fr_is_arm64; then
-		echo "# $suite/check-pagesize"
-		"$FR_TOP/scripts/check-pagesize.sh" "$suite" >"$results/$suite-check-pagesize.tap"
-		rc=$?
-		cat "$results/$suite-check-pagesize.tap"
-		check_stream "$suite" check-pagesize "$results/$suite-check-pagesize.tap" "$rc"
+		stream "$suite" check-pagesize "$FR_HARNESS/check-pagesize.sh" "$suite"
 	fi
 
 	# The debug lanes build Debian's sources: DKMS is tested on Debian's
 	# builds. arm64: DKMS builds natively on an arm64 machine, not cross.
 	if ! fr_is_debug "$suite" && ! fr_is_arm64; then
 		fr_log "$suite: dkms add/build"
-		echo "# $suite/dkms"
-		"$FR_TOP/scripts/dkms-test.sh" "$suite" >"$results/$suite-dkms.tap"
-		rc=$?
-		cat "$results/$suite-dkms.tap"
-		check_stream "$suite" dkms "$results/$suite-dkms.tap" "$rc"
+		stream "$suite" dkms "$FR_HARNESS/dkms-test.sh" "$suite"
 	fi
 
 	fr_log "$suite: booting $kver under QEMU"
 	log="$results/$suite-vm.log"
 	start=$(date +%s)
 	# shellcheck disable=SC2086
-	"$FR_TOP/scripts/vm-run.sh" "$suite" "$bindir" "$log" $VM_TESTS
+	"$FR_HARNESS/vm-run.sh" "$suite" "$bindir" "$log" $VM_TESTS
 	rc=$?
 	fr_log "$suite: VM finished in $(($(date +%s) - start)) s"
 	touch "$log"
-	hcheck "$([ "$rc" = 0 ] && echo 1)" "$suite: VM runner exited 0 ($rc)"
+	tap_ok "$([ "$rc" = 0 ] && echo 1)" "$suite: VM runner exited 0 ($rc)"
 
-	hcheck "$(grep -q 'FR-KERNEL ' "$log" && echo 1)" "$suite: kernel booted"
+	tap_ok "$(grep -q 'FR-KERNEL ' "$log" && echo 1)" "$suite: kernel booted"
 	if fr_is_debug "$suite"; then
 		# The lane proves something only while its checkers are live.
 		for c in kasan lockdep lockdep-at-end; do
-			hcheck "$(grep -qx "FR-CHECKER $c" "$log" && echo 1)" "$suite: checker $c live"
+			tap_ok "$(grep -qx "FR-CHECKER $c" "$log" && echo 1)" "$suite: checker $c live"
 		done
 	fi
 	for t in setup $VM_TESTS; do
@@ -320,9 +281,9 @@ for suite in $FR_SUITES; do
 	fi
 	echo "# $report"
 	reports+=("$report")
-	hcheck "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)" \
+	tap_ok "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)" \
 		"$suite: guest kernel log captured and clean"
-	hcheck "$(grep -q '^FR-DONE$' "$log" && echo 1)" "$suite: VM ran to the end and powered off"
+	tap_ok "$(grep -q '^FR-DONE$' "$log" && echo 1)" "$suite: VM ran to the end and powered off"
 
 	if fr_is_arm64; then
 		# shellcheck disable=SC2086
@@ -331,22 +292,12 @@ for suite in $FR_SUITES; do
 		continue
 	fi
 	fr_log "$suite: mremap selftests plain and under the LD_PRELOAD shim"
-	echo "# $suite/selftests"
-	"$FR_TOP/scripts/selftests-vm.sh" "$suite" "$results/$suite-selftests-vm.log" \
-		>"$results/$suite-selftests.tap"
-	rc=$?
-	cat "$results/$suite-selftests.tap"
-	check_stream "$suite" selftests "$results/$suite-selftests.tap" "$rc"
+	stream "$suite" selftests "$FR_HARNESS/selftests-vm.sh" "$suite" "$results/$suite-selftests-vm.log"
 
 	# Secure Boot's refusal, as module.sig_enforce=1 shows it.
 	if ! fr_is_debug "$suite"; then
 		fr_log "$suite: module.sig_enforce=1 guest"
-		echo "# $suite/sigenforce"
-		"$FR_TOP/scripts/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log" \
-			>"$results/$suite-sigenforce.tap"
-		rc=$?
-		cat "$results/$suite-sigenforce.tap"
-		check_stream "$suite" sigenforce "$results/$suite-sigenforce.tap" "$rc"
+		stream "$suite" sigenforce "$FR_HARNESS/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log"
 	fi
 	# shellcheck disable=SC2086
 	report_unused_skips "$suite" dkms setup $VM_TESTS selftests sigenforce
@@ -357,5 +308,5 @@ echo "# ===== summary"
 for l in "${reports[@]}"; do echo "# $l"; done
 for l in "${summary[@]}"; do echo "# $l"; done
 for l in "${unused_skips[@]}"; do echo "# expected SKIP did not happen: $l"; done
-echo "$tot_pass passed, $tot_fail failed, $tot_skip skipped"
-[ "$tot_fail" = 0 ]
+tap_total
+[ "$TAP_TOT_FAIL" = 0 ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the kernel's mremap selftests (built from the suite's linux-source by
 # selftests.sh) in the suite's VM, each plainly and under the LD_PRELOAD
-# shim (tests/guest/t_selftests). Prints the guest's TAP stream; exits
+# shim (tests/harness/guest/t_selftests). Prints the guest's TAP stream; exits
 # non-zero if a case failed, the runner did not finish with 0, the VM did
 # not run to the end, or the guest kernel log has a BUG/WARNING/Oops line.
 # Usage: selftests-vm.sh SUITE LOG
@@ -21,7 +21,7 @@ make -C "$FR_TOP/userspace" --no-print-directory WERROR=1 BUILD="$FR_BUILD/users
 	{ tail -n 30 "$FR_BUILD/$suite/selftests-make.log" >&2; fr_die "building userspace failed"; }
 shim=$(find "$FR_BUILD/userspace" -name libfastremap-preload.so -type f | head -n 1)
 [ -n "$shim" ] || fr_die "no libfastremap-preload.so under $FR_BUILD/userspace"
-"$FR_TOP/scripts/selftests.sh" "$suite" "$out/bin" >&2
+"$FR_HARNESS/selftests.sh" "$suite" "$out/bin" >&2
 # t_preload: the shim in a program of our own (cancellation, SIGPIPE, and
 # set-user-ID copies under /etc/ld.so.preload in the guest).
 make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" "$FR_BUILD/bin/t_preload" \
@@ -50,12 +50,12 @@ done
 # thread): next to the libc ldd named, where ld.so looks.
 libc=$(ldd "$extra/selftests/t_preload" | awk '$1 == "libc.so.6" { print $3 }')
 cp -L "$(gcc -print-file-name=libgcc_s.so.1)" "$extra$(dirname "$libc")/libgcc_s.so.1"
-cp "$FR_TOP/tests/guest/t_selftests" "$bindir/t_selftests"
+cp "$FR_HARNESS/guest/t_selftests" "$bindir/t_selftests"
 chmod 755 "$bindir/t_selftests"
 
 fr_log "$suite: booting the VM for the mremap selftests ($(cat "$out/bin/SOURCE"))"
 start=$(date +%s)
-FASTREMAP_VM_EXTRA="$extra" "$FR_TOP/scripts/vm-run.sh" "$suite" "$bindir" "$log" t_selftests
+FASTREMAP_VM_EXTRA="$extra" "$FR_HARNESS/vm-run.sh" "$suite" "$bindir" "$log" t_selftests
 fr_log "$suite: VM finished in $(($(date +%s) - start)) s"
 
 tap=$(sed -n '/^FR-BEGIN t_selftests$/,/^FR-END t_selftests /p' "$log" | sed '1d;$d')

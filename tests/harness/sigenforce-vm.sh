@@ -15,15 +15,11 @@ make -C "$FR_TOP" --no-print-directory userspace >/dev/null || fr_die "userspace
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -static -I"$FR_TOP/userspace" -I"$FR_TOP/uapi" -o "$bin/fastremapctl" \
 	"$FR_TOP/userspace/fastremapctl.c" "$FR_BUILD/userspace/libfastremap.a" 2>"$bin/build.log" ||
 	fr_die "static fastremapctl build failed"
-FASTREMAP_VM_INIT="$FR_TOP/tests/guest/init-sigenforce" FASTREMAP_VM_KMODS= \
+FASTREMAP_VM_INIT="$FR_HARNESS/guest/init-sigenforce" FASTREMAP_VM_KMODS= \
 	FASTREMAP_VM_APPEND="module.sig_enforce=1" FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-300} \
-	"$FR_TOP/scripts/vm-run.sh" "$suite" "$bin" "$log" fastremapctl
+	"$FR_HARNESS/vm-run.sh" "$suite" "$bin" "$log" fastremapctl
 out=$(tr -d '\r' <"$log")
-n=0 fail=0
-ok() {
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then echo "ok $n - $suite: $2"; else echo "not ok $n - $suite: $2"; fail=$((fail + 1)); fi
-}
+ok() { tap_ok "$1" "$suite: $2"; }
 ok "$(grep -qx 'FR-SIGENFORCE Y' <<<"$out" && echo 1)" "booted with module.sig_enforce=1"
 ok "$(grep -q '^FR-INSMOD [1-9]' <<<"$out" && ! grep -qx 'FR-LOADED' <<<"$out" && echo 1)" "insmod of the unsigned module fails, nothing loaded"
 ok "$(grep -q '^FR-INSMOD-MSG .*Key was rejected by service' <<<"$out" && echo 1)" "insmod says: Key was rejected by service"
@@ -34,5 +30,4 @@ ok "$(grep -q '^signatures: .*module.sig_enforce Y' <<<"$ctl" &&
 	grep -q 'refused a module for its signature: .*Loading of unsigned module is rejected' <<<"$ctl" &&
 	grep -q 'mokutil --import' <<<"$ctl" && grep -q '^FR-CTL-END 3$' <<<"$ctl" && echo 1)" \
 	"fastremapctl info names the signature refusal and the DKMS key to enrol (exit 3)"
-echo "1..$n"
-exit $((fail > 0))
+tap_done

@@ -5,7 +5,7 @@
 # (t_move_order --mremap; docs/upstream-mremap-uffd-lock-order.md). On the
 # kernels that have UFFDIO_MOVE (6.8+) whose mremap(2) takes the two locks
 # source first, the two CPUs deadlock. Each scenario boots a guest of its
-# own, with no module loaded (tests/guest/init-control), a soft-lockup
+# own, with no module loaded (tests/harness/guest/init-control), a soft-lockup
 # watchdog that panics after 6 s (the program sets it) and a hard limit,
 # and is reported: deadlocked (with the stacks of the report), no deadlock
 # in the time given, not applicable (no UFFDIO_MOVE), or inconclusive.
@@ -26,14 +26,10 @@ out="$FR_BUILD/mremap-control"
 mkdir -p "$out"
 
 fr_log "building the test programs"
-if fr_is_arm64; then
-	# shellcheck disable=SC2046
-	fr_in_root "$FR_ARM64_PROGRAMS_ROOT" make -C "$FR_TOP" --no-print-directory \
-		BUILD="$FR_BUILD" $(fr_cc_args) "$FR_BUILD/bin/t_move_order" >"$out/build.log" 2>&1
-else
-	make -C "$FR_TOP" --no-print-directory BUILD="$FR_BUILD" "$FR_BUILD/bin/t_move_order" \
-		>"$out/build.log" 2>&1
-fi || { tail -n 20 "$out/build.log"; fr_die "t_move_order did not build"; }
+# shellcheck disable=SC2046
+fr_cross make -C "$FR_TOP" --no-print-directory BUILD="$FR_BUILD" $(fr_cc_args) \
+	"$FR_BUILD/bin/t_move_order" >"$out/build.log" 2>&1 ||
+	{ tail -n 20 "$out/build.log"; fr_die "t_move_order did not build"; }
 
 summary=() inconclusive=0
 for suite in $suites; do
@@ -45,9 +41,9 @@ for suite in $suites; do
 		echo "t_move_order --mremap --only $sc $secs" >"$out/args"
 		fr_log "$suite: mremap(2) against UFFDIO_MOVE ($sc), $secs s, guest limit $limit s"
 		start=$(date +%s)
-		FASTREMAP_VM_INIT="$FR_TOP/tests/guest/init-control" FASTREMAP_VM_KMODS= \
+		FASTREMAP_VM_INIT="$FR_HARNESS/guest/init-control" FASTREMAP_VM_KMODS= \
 			FASTREMAP_VM_ARGS="$out/args" FASTREMAP_VM_TIMEOUT=$limit \
-			"$FR_TOP/scripts/vm-run.sh" "$suite" "$FR_BUILD/bin" "$log" t_move_order
+			"$FR_HARNESS/vm-run.sh" "$suite" "$FR_BUILD/bin" "$log" t_move_order
 		took=$(($(date +%s) - start))
 		kver=$(sed -n 's/.*FR-KERNEL \(.*\)$/\1/p' "$log" | head -n 1)
 		# When the scenario started and when the first report came, in

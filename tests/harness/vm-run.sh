@@ -6,7 +6,7 @@
 # (a dynamic loader and libraries, for programs that are not static).
 # FASTREMAP_VM_ARGS=FILE: "NAME ARGS..." lines, the arguments each test
 # program gets (none by default). FASTREMAP_VM_APPEND: more kernel
-# command-line options. FASTREMAP_VM_INIT: another /init than tests/guest/init.
+# command-line options. FASTREMAP_VM_INIT: another /init than tests/harness/guest/init.
 # FASTREMAP_VM_BOOT_TIMEOUT: seconds a guest may take to start its init
 # (default 600; twice that for debug kernels and again for arm64).
 set -euo pipefail
@@ -28,8 +28,10 @@ if fr_is_arm64; then
 else
 	cp /bin/busybox "$stage/bin/busybox"
 fi
-cp "${FASTREMAP_VM_INIT:-$FR_TOP/tests/guest/init}" "$stage/init"
+cp "${FASTREMAP_VM_INIT:-$FR_HARNESS/guest/init}" "$stage/init"
 chmod 755 "$stage/init"
+# The guests' scripts write TAP with the harness's own writer.
+cp "$FR_HARNESS/tap.sh" "$stage/tap.sh"
 cp "$FR_BUILD/$suite/fastremap.ko" "$stage/"
 : >"$stage/tests/order"
 for t in "$@"; do
