@@ -13,13 +13,11 @@
 # FASTREMAP_PROF_LEVEL=pud for a 1 GiB move of one PUD entry instead;
 # FASTREMAP_PROF_FUNCTIONS="f g": more functions to time)
 set -uo pipefail
-case ${BENCH_ARCH:-arm64} in
-arm64 | aarch64) export FASTREMAP_ARCH=arm64 a=arm64 ;;
-amd64 | x86_64) export FASTREMAP_ARCH=amd64 a=amd64 ;;
-*) echo "BENCH_ARCH must be amd64 or arm64" >&2; exit 1 ;;
-esac
-export FASTREMAP_BUILD=${FASTREMAP_PROF_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build/prof-$a}
+export FASTREMAP_ARCH=${BENCH_ARCH:-arm64}
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/../tests/harness/common.sh"
+FR_BUILD=${FASTREMAP_PROF_BUILD:-$FR_TOP/build/prof-$FR_ARCH}
+export FASTREMAP_BUILD=$FR_BUILD
 
 suite=${1:-sid}
 reps=${FASTREMAP_PROF_REPS:-5}

@@ -5,6 +5,7 @@
 # test (the default): with the hooks the test suite drives (FR_TEST_HOOKS);
 # release: as DKMS and `make install` build it, for the benchmark.
 set -euo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/../tests/harness/common.sh"
 
 suite=$1 kind=${2:-test}

@@ -2,6 +2,7 @@
 # Installs every Debian 12 package fastremap needs to build, test and
 # benchmark. Shared by the README and .ci/run; safe to run again.
 set -euo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/../tests/harness/common.sh"
 
 pkgs=(

@@ -14,6 +14,7 @@
 # (tests/harness/check-dkms-arm64.sh), counted in the same last line; too slow
 # for make check (README, "DKMS on arm64").
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 mkdir -p "$FR_TOP/build"

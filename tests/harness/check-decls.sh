@@ -11,6 +11,7 @@
 # the function, and passes the right one. Prints TAP.
 # Usage: check-decls.sh SUITE  (after scripts/build-module.sh SUITE)
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=$1
@@ -126,14 +127,14 @@ if [ -z "$said" ]; then
 elif [ "${said#*checked against the BTF of }" != "$said" ]; then
 	called=$(fr_expand_symlist "$FR_BUILD/$suite" 'fn name' | tr ' ;' '\n\n' |
 		awk '$0 == "fn" { getline; sub(/^fr_sc_/, ""); print }')
-	missing=
+	notinbtf=
 	for name in $called; do
 		# (A name may be followed by why it is not: "(two prototypes)".)
-		case $said in *"not in it:"*[\ ,:]"$name"[\ ,\)]*) missing="$missing $name" ;; esac
+		case $said in *"not in it:"*[\ ,:]"$name"[\ ,\)]*) notinbtf="$notinbtf $name" ;; esac
 	done
-	tap "$([ -z "$missing" ] && [ -n "$called" ] && echo 1)" \
-		"the build checked the $(printf '%s\n' "$called" | grep -c .) functions it calls against the BTF of the vmlinux its headers ship${missing:+ (not in it:$missing)}"
-	[ -z "$missing" ] || printf '# %s\n' "$said"
+	tap "$([ -z "$notinbtf" ] && [ -n "$called" ] && echo 1)" \
+		"the build checked the $(printf '%s\n' "$called" | grep -c .) functions it calls against the BTF of the vmlinux its headers ship${notinbtf:+ (not in it:$notinbtf)}"
+	[ -z "$notinbtf" ] || printf '# %s\n' "$said"
 else
 	# No BTF: right only where the headers have no vmlinux carrying it.
 	fr_in_root "$suite" test -e "$kdir/vmlinux" && nobtf=0 || nobtf=1

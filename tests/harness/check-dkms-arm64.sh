@@ -28,6 +28,7 @@ export FASTREMAP_ARCH=arm64
 # A build tree of its own: the lane's build/arm64/SUITE holds the test
 # build of the module, which this must not replace.
 export FASTREMAP_BUILD=${FASTREMAP_DKMS_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build/arm64-dkms}
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 programs=${FASTREMAP_DKMS_VM_TESTS:-t_device t_remap}
@@ -41,7 +42,7 @@ ok() { # ok OK? DESCRIPTION [FILE: its tail as diagnostics on failure]
 	return 0
 }
 finish() {
-	tap_done bare
+	tap_done_run
 	exit
 }
 

@@ -16,6 +16,7 @@
 # under nice.
 # FASTREMAP_IBT_TIMEOUT: seconds for the guest (default 5400).
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=trixie

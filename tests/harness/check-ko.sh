@@ -11,6 +11,7 @@
 #    which the kernel patches into a direct call at load; and no static
 #    call key the list does not name.
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 ko=$1 compat=$2

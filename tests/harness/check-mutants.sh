@@ -18,6 +18,7 @@
 #
 # Usage: check-mutants.sh [MUTANT...]   (FASTREMAP_SUITES as for run.sh)
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 list="$FR_TOP/tests/mutants"

@@ -8,6 +8,7 @@
 # else. Prints TAP.
 # Usage: check-pagesize.sh SUITE
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=$1

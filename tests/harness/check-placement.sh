@@ -21,6 +21,7 @@
 # the page on every entry: 7.x arm64's set_pte_at() did (arch.h,
 # fr_arch_set_pte()).
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 ko=${1:-}

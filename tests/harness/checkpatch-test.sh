@@ -3,6 +3,7 @@
 # (from Debian's linux-source-6.1, extracted once into the cache).
 # Prints a TAP stream, one case per file.
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 cp_dir="$FR_CACHE/checkpatch"

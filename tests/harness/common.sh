@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the harness scripts in this folder, by scripts/ and by bench/.
 # Where caches live and how to reach Debian's mirror; nothing here names a
 # host: the mirror is read from this machine's apt configuration. Brings
@@ -11,14 +12,24 @@ FR_CACHE=${FASTREMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fastremap}
 # The guests' architecture: amd64 (the default) or arm64, whose kernels,
 # module and test programs are cross-built on this x86-64 machine and
 # booted under qemu-system-aarch64. Each has a build folder of its own.
+# (x86_64, x86-64 and aarch64 name them too.)
 FR_ARCH=${FASTREMAP_ARCH:-amd64}
 case $FR_ARCH in
-amd64) FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build} ;;
-arm64) FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build/arm64} ;;
-*) printf 'FASTREMAP_ARCH must be amd64 or arm64, not %s\n' "$FR_ARCH" >&2; exit 1 ;;
+amd64 | x86_64 | x86-64) FR_ARCH=amd64 FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build} ;;
+arm64 | aarch64) FR_ARCH=arm64 FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build/arm64} ;;
+*) printf 'FASTREMAP_ARCH (BENCH_ARCH for bench/) must be amd64 or arm64, not %s\n' "$FR_ARCH" >&2; exit 1 ;;
 esac
 # The three kernels every feature is tested on, by Debian suite.
 FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
+
+# fr_prepare ARCH...: the three kernels of each architecture, ready to
+# build against and boot (scripts/prepare-kernels.sh; cached).
+fr_prepare() {
+	local a
+	for a in "$@"; do
+		FASTREMAP_ARCH=$a "$FR_TOP/scripts/prepare-kernels.sh" || exit
+	done
+}
 
 # The test programs of a kind (host or vm), in their order (tests/programs).
 fr_programs() { awk -v k="$1" '$1 == k { print $2 }' "$FR_TOP/tests/programs"; }

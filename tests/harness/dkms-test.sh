@@ -4,6 +4,7 @@
 # machine's own dkms state is touched. Prints a TAP stream.
 # Usage: dkms-test.sh SUITE
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=$1

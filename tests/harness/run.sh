@@ -10,6 +10,7 @@
 # lines, and every SKIP must be listed for its kernel in
 # tests/expected-skips; a listed skip that did not happen is reported.
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 # The in-VM test programs, in order (t_unload last), from tests/programs.

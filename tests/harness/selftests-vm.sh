@@ -8,6 +8,7 @@
 # Needs $FR_BUILD/SUITE/fastremap.ko (scripts/build-module.sh SUITE; built
 # here if missing).
 set -euo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=$1 log=$2

@@ -14,6 +14,7 @@
 # which prepare-kernels.sh wrote from this machine's mirror).
 # FASTREMAP_SELFTESTS_FETCH=1 skips the local tarballs (to test the download).
 set -euo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=$1 out=$2

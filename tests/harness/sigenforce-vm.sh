@@ -5,6 +5,7 @@
 # fastremapctl info says why and what to do. Prints TAP.
 # Usage: sigenforce-vm.sh SUITE LOG   (after build-module.sh SUITE)
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=$1 log=$2

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 # Sourced: the one TAP writer of the harness scripts (common.sh sources it;
 # the guests' init scripts source the copy vm-run.sh stages as /tap.sh).
 # Plain POSIX sh: busybox's sh in the guests runs it too.
@@ -14,10 +15,11 @@
 #   tap_diag TEXT...                  each line as a "# " comment
 #   tap_count FILE                    adds a TAP file's results to the
 #                                     counts, without numbering them
-#   tap_done [bare]                   the plan "1..N", then the summary
-#                                     "N passed, N failed, N skipped" (a
-#                                     comment unless "bare"); returns 1
-#                                     if anything failed
+#   tap_done                          the plan "1..N", then the summary
+#                                     "# N passed, N failed, N skipped";
+#                                     returns 1 if anything failed
+#   tap_done_run                      the same for a whole run: its last
+#                                     line the summary, not a comment
 #   tap_begin                         counts from zero again
 #   tap_add P F S, tap_total          totals over several streams (suites,
 #                                     lanes), and their summary line
@@ -84,7 +86,13 @@ tap_summary() {
 
 tap_done() {
 	echo "1..$TAP_N"
-	if [ "${1:-}" = bare ]; then tap_summary; else echo "# $(tap_summary)"; fi
+	echo "# $(tap_summary)"
+	[ "$TAP_FAIL" = 0 ]
+}
+
+tap_done_run() {
+	echo "1..$TAP_N"
+	tap_summary
 	[ "$TAP_FAIL" = 0 ]
 }
 

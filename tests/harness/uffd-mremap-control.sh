@@ -16,6 +16,7 @@
 # FASTREMAP_CONTROL_SECONDS: per scenario (default 20);
 # FASTREMAP_CONTROL_TIMEOUT: each guest's hard limit (default 120 s).
 set -uo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suites=${*:-trixie sid}

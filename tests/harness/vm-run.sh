@@ -10,6 +10,7 @@
 # FASTREMAP_VM_BOOT_TIMEOUT: seconds a guest may take to start its init
 # (default 600; twice that for debug kernels and again for arm64).
 set -euo pipefail
+# shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
 
 suite=$1 bindir=$2 log=$3
