@@ -13,9 +13,11 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
 
-# In-VM test programs are static: the guest has no libc of its own.
-VM_TESTS := $(filter-out \#%,$(shell grep -v '^\#' tests/vm-tests))
-HOST_TESTS := t_ibt_unit t_lib t_lib_standin t_move_lib t_preload
+# The test programs, from tests/programs: the in-VM ones are static (the
+# guest has no libc of its own); the host tests built here are the
+# programs (the others are scripts in tests/harness).
+VM_TESTS := $(shell awk '$$1 == "vm" { print $$2 }' tests/programs)
+HOST_TESTS := $(filter t_%,$(shell awk '$$1 == "host" { print $$2 }' tests/programs))
 
 # libfastremap, the LD_PRELOAD shim, fastremapctl, the pkg-config file and
 # the man pages are built by userspace/Makefile, into $(BUILD)/userspace.
@@ -69,106 +71,48 @@ $(BUILD)/bin/t_move_lib: tests/t_move_lib.c tests/tap.h tests/remap_util.h tests
 # The main job: fastremap against mremap(2) (and UFFDIO_MOVE) in a VM of
 # Debian 12's kernel; BENCH_FULL=1 for all three kernels; BENCH_ARCH=arm64
 # for Debian's arm64 kernels under qemu-system-aarch64 (emulated, as the
-# x86-64 guests are). See bench/.
+# x86-64 guests are). A run's tables and charts go to $(BENCH_RUN);
+# make bench-promote copies them into bench/results/. See bench/.
 BENCH_ARCH ?= amd64
+BENCH_RUN ?= $(BUILD)/bench/report
 bench:
 	scripts/deps.sh
 	$(MAKE) all
-	BENCH_ARCH=$(BENCH_ARCH) bench/run.sh
+	BENCH_ARCH=$(BENCH_ARCH) FASTREMAP_BENCH_RESULTS=$(abspath $(BENCH_RUN)) bench/run.sh
 
 # The same benchmark on this machine, with the module loaded (dkms-install).
 bench-native:
-	bench/run.sh --native
+	FASTREMAP_BENCH_RESULTS=$(abspath $(BENCH_RUN)) bench/run.sh --native
 
-# The whole suite on three kernels x two architectures under QEMU (what CI
-# runs; installs what it needs): the x86-64 lane with t_remap_diff at 5,000
-# random operations instead of 10,000, then the arm64 lane with 2,500 and
-# t_remap_latency without its mremap(2) reference (their time under
-# emulation, CI's time limit; README, "What make check runs"). make
-# check-all runs both lanes in full.
-CHECK_AMD64_DIFF_OPS ?= 5000
-CHECK_ARM64_DIFF_OPS ?= 2500
-CHECK_ARM64_LATENCY_MREMAP ?= 0
-check:
-	scripts/deps.sh
-	scripts/prepare-kernels.sh
-	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	FASTREMAP_AMD64_DIFF_OPS=$(CHECK_AMD64_DIFF_OPS) \
-	FASTREMAP_ARM64_DIFF_OPS=$(CHECK_ARM64_DIFF_OPS) \
-	FASTREMAP_ARM64_LATENCY_MREMAP=$(CHECK_ARM64_LATENCY_MREMAP) tests/check-all.sh
+# The last run's results, per kernel (.csv, .md, .log, .png), into the
+# tracked bench/results/.
+bench-promote:
+	@ls $(BENCH_RUN)/*.csv >/dev/null 2>&1 || { echo "no benchmark run in $(BENCH_RUN): make bench first"; exit 1; }
+	@for c in $(BENCH_RUN)/*.csv; do \
+		k=$$(basename "$$c" .csv); \
+		for f in "$(BENCH_RUN)/$$k".csv "$(BENCH_RUN)/$$k".md "$(BENCH_RUN)/$$k".log "$(BENCH_RUN)/$$k".png; do \
+			[ ! -e "$$f" ] || { cp "$$f" bench/results/ && echo "bench/results/$${f##*/}"; }; \
+		done; \
+	done
 
-# The arm64 lane alone, at full counts: Debian's arm64 kernels of the same
-# three suites, module and programs cross-built, under
-# qemu-system-aarch64 -M virt.
-check-arm64:
+# The checks. make check, the suite CI runs, is the lane
+# tests/harness/lane-check.sh; make check-NAME runs the lane
+# tests/harness/lane-NAME.sh: arm64 (the arm64 lane alone, full counts),
+# all (both lanes in full, then DKMS on arm64), dkms-arm64, long (the
+# reliability tests' long mode), debug (debug kernels; DEBUG_LANES=debug7
+# for one), mutants (planted bugs), mremap-lockorder (the kernel's own
+# lock order, MREMAP_LOCKORDER_SUITES), ibt (kernel IBT and CET shadow
+# stacks under Bochs). Each lane's head says what it runs, what it
+# prepares and how long it takes; each starts by installing what it
+# needs (scripts/deps.sh). make check CHECK_AMD64_DIFF_OPS=N
+# CHECK_ARM64_DIFF_OPS=N CHECK_ARM64_LATENCY_MREMAP=1: see lane-check.sh.
+check: tests/harness/lane-check.sh
 	scripts/deps.sh
-	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	FASTREMAP_ARCH=arm64 tests/run.sh
+	$<
 
-# Both architectures, one lane after the other (tests/check-all.sh, one
-# summary over both), every program at its full count; then DKMS on arm64.
-check-all:
+check-%: tests/harness/lane-%.sh FORCE
 	scripts/deps.sh
-	scripts/prepare-kernels.sh
-	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	FASTREMAP_CHECK_DKMS_ARM64=1 tests/check-all.sh
-
-# DKMS on arm64, natively: dkms add/build inside an arm64 Debian root of
-# each suite under qemu-user, the module it built loaded in that suite's
-# arm64 kernel under qemu-system-aarch64 (scripts/check-dkms-arm64.sh).
-# About 20 minutes per kernel on a loaded 2-core host: in check-all, not
-# in make check (README, "DKMS on arm64").
-check-dkms-arm64:
-	scripts/deps.sh
-	FASTREMAP_ARCH=arm64 scripts/prepare-kernels.sh
-	scripts/check-dkms-arm64.sh
-
-# The long mode of the reliability tests on the three kernels: 100,000
-# differential ops, 20 stress rounds, 200,000 hostile ioctls per kernel,
-# with fresh random seeds (about 40 minutes).
-check-long:
-	scripts/deps.sh
-	scripts/prepare-kernels.sh
-	FASTREMAP_LONG=1 FASTREMAP_HOST_TESTS=none tests/run.sh
-
-# The debug-kernel lanes: the whole in-VM suite on Debian 12's 6.1 source
-# (debug) and unstable's 7.x source (debug7), built with KASAN,
-# PROVE_LOCKING, DEBUG_VM, DEBUG_VM_PGTABLE, PAGE_TABLE_CHECK,
-# DEBUG_PAGEALLOC and fault injection (built once, cached; about 10 and 40
-# minutes the first time). DEBUG_LANES=debug7 runs one.
-DEBUG_LANES ?= debug debug7
-check-debug:
-	scripts/deps.sh
-	for l in $(DEBUG_LANES); do scripts/build-debug-kernel.sh $$l || exit 1; done
-	FASTREMAP_SUITES="$(DEBUG_LANES)" FASTREMAP_HOST_TESTS=none tests/run.sh
-
-# Planted bugs (tests/mutants): the in-VM suite must fail on each, on the
-# three kernels. Prints which test caught each one.
-check-mutants:
-	scripts/deps.sh
-	scripts/prepare-kernels.sh
-	scripts/check-mutants.sh
-
-# The kernel's own lock order against UFFDIO_MOVE: mremap(2) of single
-# pages and of a THP racing UFFDIO_MOVE over shared page tables
-# (t_move_order --mremap), each in a guest of its own with a hard limit,
-# reported (deadlocked or not), not failed: it deadlocks the kernels that
-# have UFFDIO_MOVE (docs/upstream-mremap-uffd-lock-order.md). Not in make
-# check. About 30 s per scenario and kernel.
-MREMAP_LOCKORDER_SUITES ?= trixie sid
-check-mremap-lockorder:
-	scripts/deps.sh
-	scripts/prepare-kernels.sh
-	scripts/uffd-mremap-control.sh $(MREMAP_LOCKORDER_SUITES)
-
-# A machine that enforces kernel IBT, emulated: Debian 13's kernel in Bochs
-# (Tiger Lake model), the module loaded, a move, t_shstk (CET shadow
-# stacks, which no QEMU guest has), the log; and a negative control that
-# must log "Missing ENDBR". A few minutes, not in make check.
-check-ibt:
-	scripts/deps.sh
-	scripts/prepare-kernels.sh
-	scripts/check-ibt.sh
+	$<
 
 # Secure Boot: a kernel that enforces module signatures loads only modules
 # signed by a key it trusts. DKMS signs what it builds with its own key
@@ -218,7 +162,7 @@ uninstall:
 # them for each installed kernel whose headers are present (the running
 # kernel need not be one of them); says which kernels it skipped.
 dkms-install:
-	bash -c '. scripts/common.sh && fr_stage_src /usr/src/fastremap-$(VERSION)'
+	bash -c '. tests/harness/common.sh && fr_stage_src /usr/src/fastremap-$(VERSION)'
 	scripts/dkms-install.sh $(VERSION)
 
 dkms-uninstall:
@@ -229,6 +173,8 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests bench bench-native check check-arm64 check-all check-dkms-arm64 check-long check-debug check-ibt check-mutants check-mremap-lockorder install uninstall dkms-install dkms-uninstall clean FORCE
+# (The check-NAME lanes come from a pattern rule, which make does not
+# search for phony targets: FORCE runs them every time.)
+.PHONY: all module userspace tests bench bench-native bench-promote check install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

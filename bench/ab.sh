@@ -15,12 +15,9 @@
 # hit by fastremap's calls only), BENCH_ARCH=arm64 for the arm64 guests.
 # Emulated timings.
 set -uo pipefail
-case ${BENCH_ARCH:-amd64} in
-amd64 | x86_64 | x86-64) ;;
-arm64 | aarch64) export FASTREMAP_ARCH=arm64 ;;
-*) printf 'BENCH_ARCH must be amd64 or arm64, not %s\n' "$BENCH_ARCH" >&2; exit 1 ;;
-esac
-. "$(dirname "$0")/../scripts/common.sh"
+export FASTREMAP_ARCH=${BENCH_ARCH:-amd64}
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/../tests/harness/common.sh"
 
 [ $# -ge 3 ] || fr_die "usage: $0 SUITE ROUNDS TREE..."
 suite=$1 rounds=$2
@@ -53,18 +50,7 @@ echo "${AB_TRACE:-1}" >"$stage/ab/trace"
 
 # fr_bench with the library, as bench/run.sh builds it (its defaults: the
 # guest's environment picks the workloads and repetitions).
-in=() cc=${CC:-cc}
-if fr_is_arm64; then
-	in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
-	cc=aarch64-linux-gnu-gcc
-fi
-# shellcheck disable=SC2046
-"${in[@]}" make -C "$FR_TOP/userspace" --no-print-directory BUILD="$top/userspace" \
-	$(fr_cc_args) WERROR=1 "$top/userspace/libfastremap.a" >"$top/lib.log" 2>&1 ||
-	{ tail -n 20 "$top/lib.log"; fr_die "libfastremap does not build"; }
-"${in[@]}" "$cc" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" \
-	-I"$FR_TOP/userspace" -o "$top/bin/fr_bench" "$FR_TOP/bench/fr_bench.c" \
-	"$top/userspace/libfastremap.a" || fr_die "fr_bench does not build"
+fr_build_fr_bench "$top/bin/fr_bench" "$top/userspace" "$top/lib.log"
 
 append="trace_event=tlb:tlb_flush trace_options=norecord-cmd"
 fr_is_arm64 && append=
@@ -72,7 +58,7 @@ log=$top/$suite.log
 FASTREMAP_BUILD=$top/m0 FASTREMAP_VM_KMODS='' FASTREMAP_VM_INIT="$FR_TOP/bench/ab-init" \
 	FASTREMAP_VM_EXTRA="$stage" FASTREMAP_VM_APPEND=$append \
 	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-3000} \
-	"$FR_TOP/scripts/vm-run.sh" "$suite" "$top/bin" "$log" fr_bench || true
+	"$FR_HARNESS/vm-run.sh" "$suite" "$top/bin" "$log" fr_bench || true
 grep -E '^(AB |# clocksource)' "$log"
 bad=$(sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$log" | grep -E "$FR_BAD_LOG")
 [ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 20

@@ -13,13 +13,11 @@
 # FASTREMAP_PROF_LEVEL=pud for a 1 GiB move of one PUD entry instead;
 # FASTREMAP_PROF_FUNCTIONS="f g": more functions to time)
 set -uo pipefail
-case ${BENCH_ARCH:-arm64} in
-arm64 | aarch64) export FASTREMAP_ARCH=arm64 a=arm64 ;;
-amd64 | x86_64) export FASTREMAP_ARCH=amd64 a=amd64 ;;
-*) echo "BENCH_ARCH must be amd64 or arm64" >&2; exit 1 ;;
-esac
-export FASTREMAP_BUILD=${FASTREMAP_PROF_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build/prof-$a}
-. "$(dirname "$0")/../scripts/common.sh"
+export FASTREMAP_ARCH=${BENCH_ARCH:-arm64}
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/../tests/harness/common.sh"
+FR_BUILD=${FASTREMAP_PROF_BUILD:-$FR_TOP/build/prof-$FR_ARCH}
+export FASTREMAP_BUILD=$FR_BUILD
 
 suite=${1:-sid}
 reps=${FASTREMAP_PROF_REPS:-5}
@@ -27,12 +25,7 @@ reps=${FASTREMAP_PROF_REPS:-5}
 bin="$FR_BUILD/bin"
 mkdir -p "$bin" "$FR_BUILD/results"
 "$FR_TOP/scripts/build-module.sh" "$suite" release || exit 1
-in=() cc=${CC:-cc}
-if fr_is_arm64; then
-	in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
-	cc=aarch64-linux-gnu-gcc
-fi
-"${in[@]}" "$cc" -std=gnu11 -Wall -Wextra -Werror -O2 -static -I"$FR_TOP/uapi" \
+fr_cross "$(fr_target_cc)" -std=gnu11 -Wall -Wextra -Werror -O2 -static -I"$FR_TOP/uapi" \
 	-o "$bin/fr_prof" "$FR_TOP/bench/fr_prof.c" || fr_die "fr_prof does not build"
 extra="$FR_BUILD/extra"
 rm -rf "$extra"
@@ -51,7 +44,7 @@ log="$FR_BUILD/results/$suite-prof.log"
 fr_log "$suite: profiling $reps moves of each (load $(cut -d' ' -f1-3 /proc/loadavg))"
 FASTREMAP_VM_INIT="$FR_TOP/bench/prof-init" FASTREMAP_VM_KMODS='' FASTREMAP_VM_APPEND='' \
 	FASTREMAP_VM_EXTRA="$extra" FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-1800} \
-	"$FR_TOP/scripts/vm-run.sh" "$suite" "$bin" "$log" fr_prof
+	"$FR_HARNESS/vm-run.sh" "$suite" "$bin" "$log" fr_prof
 grep -E '^(FR-KERNEL|FR-PROF-TRACED|# FR-PROF-MEDIAN|Bail out|FR-END)' "$log"
 # Per contender and function: the median over the moves of its time per
 # move (and the calls per move), and per 4 KiB page moved.

@@ -11,22 +11,22 @@
 # _SIZE_MB, _LOOP_N, _GC_MOVES, _GC_ARENA_MB, _WORKLOADS (see bench/README.md);
 # for the VM they are compiled into fr_bench, which gets no arguments there.
 #
-# Per kernel: bench/results/<kernel>.csv (fr_bench's CSV block), .md (the
-# table), .png (the chart), .log (fr_bench's header), and a
-# table on the terminal. The guest's full serial log stays in
-# build/bench/results/. Exits non-zero if a kernel does not boot, fr_bench
-# fails or does not finish, a cell reports an error, or the kernel log has
-# a BUG/WARNING/Oops (the same patterns tests/run.sh rejects).
+# Per kernel: build/bench/report/<kernel>.csv (fr_bench's CSV block), .md
+# (the table), .png (the chart), .log (fr_bench's header), and a table on
+# the terminal (FASTREMAP_BENCH_RESULTS=DIR: elsewhere); `make
+# bench-promote` copies a run into the tracked bench/results/. The guest's
+# full serial log stays in build/bench/results/. The run's checks print as
+# TAP, and the last line is "N passed, N failed, N skipped". Exits non-zero
+# if a kernel does not boot, fr_bench fails or does not finish, a cell
+# reports an error, or the kernel log has a BUG/WARNING/Oops (the same
+# patterns tests/harness/run.sh rejects).
 set -uo pipefail
-case ${BENCH_ARCH:-amd64} in
-amd64 | x86_64 | x86-64) ;;
-arm64 | aarch64) export FASTREMAP_ARCH=arm64 ;;
-*) printf 'BENCH_ARCH must be amd64 or arm64, not %s\n' "$BENCH_ARCH" >&2; exit 1 ;;
-esac
-. "$(dirname "$0")/../scripts/common.sh"
+export FASTREMAP_ARCH=${BENCH_ARCH:-amd64}
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/../tests/harness/common.sh"
 
 BENCH="$FR_TOP/bench"
-RESULTS=${FASTREMAP_BENCH_RESULTS:-$BENCH/results}
+RESULTS=${FASTREMAP_BENCH_RESULTS:-$FR_TOP/build/bench/report}
 # The bench's own build tree, so a concurrent `make check` keeps its initramfs.
 # arm64's has its suites' names too: a tree of its own.
 if fr_is_arm64; then
@@ -46,7 +46,7 @@ native=0
 case ${1:-} in
 --native) native=1 ;;
 "") ;;
--h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 *) fr_die "usage: $0 [--native]" ;;
 esac
 [ "$native" = 1 ] && fr_is_arm64 && [ "$(uname -m)" != aarch64 ] &&
@@ -57,7 +57,6 @@ if [ "${BENCH_FULL:-0}" = 1 ]; then
 else
 	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm}
 fi
-CC=${CC:-cc}
 mkdir -p "$RESULTS" "$BINDIR" "$LOGDIR"
 
 # fr_bench's configuration as -D flags: the guest passes it no arguments.
@@ -79,25 +78,11 @@ bench_defines() {
 }
 
 build_bench() { # build_bench OUT EXTRA_FLAGS...
-	local out=$1 lib="$FR_BUILD/userspace/libfastremap.a"
+	local out=$1 defs
 	shift
-	local defs
 	mapfile -t defs < <(bench_defines)
-	# arm64: cross-built in the chroot the test programs are built in
-	# (Debian 12's cross gcc conflicts with the host's gcc-multilib).
-	local in=() cc=$CC
-	if fr_is_arm64; then
-		in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
-		cc=aarch64-linux-gnu-gcc
-	fi
 	# The fastremap contender calls the library, as programs do.
-	# shellcheck disable=SC2046
-	"${in[@]}" make -C "$FR_TOP/userspace" --no-print-directory BUILD="$FR_BUILD/userspace" \
-		$(fr_cc_args) WERROR=1 "$lib" >"$LOGDIR/libfastremap-build.log" 2>&1 ||
-		{ tail -n 20 "$LOGDIR/libfastremap-build.log"; fr_die "libfastremap does not build"; }
-	"${in[@]}" "$cc" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" \
-		-I"$FR_TOP/userspace" "${defs[@]}" "$@" -o "$out" "$BENCH/fr_bench.c" "$lib" ||
-		fr_die "fr_bench does not build"
+	fr_build_fr_bench "$out" "$FR_BUILD/userspace" "$LOGDIR/libfastremap-build.log" "${defs[@]}" "$@"
 }
 
 # report CSV: the terminal table, RESULTS/<kernel>.md and .png.
@@ -132,16 +117,8 @@ report() {
 	echo "# results: $csv, $base.md, $base.png"
 }
 
-# check NAME OK?: a pass/fail line; failures make the run fail.
-failed=0
-check() {
-	if [ "$2" = 1 ]; then
-		echo "# ok: $1"
-	else
-		echo "# FAILED: $1"
-		failed=1
-	fi
-}
+# check NAME OK?: a TAP result; a failure makes the run fail.
+check() { tap_ok "$2" "$1"; }
 
 # Splits fr_bench's output (in LOG) into RESULTS/<kernel>.csv and .log.
 extract() { # extract LOG -> prints the CSV path, or nothing
@@ -210,7 +187,7 @@ run_vm() {
 		return
 	fi
 	# No hot loop of the mover straddles a page of module text (module/hot.h).
-	"$FR_TOP/scripts/check-placement.sh" "$FR_BUILD/$suite/fastremap.ko" \
+	"$FR_HARNESS/check-placement.sh" "$FR_BUILD/$suite/fastremap.ko" \
 		>"$LOGDIR/$suite-placement.tap"
 	check "$suite: the mover's hot functions each inside one page (check-placement.sh)" \
 		"$([ $? = 0 ] && echo 1)"
@@ -219,7 +196,7 @@ run_vm() {
 	rm -f "$log"
 	fr_log "$suite: booting $(cat "$FR_BUILD/$suite/kver") under QEMU (TCG)"
 	# Line-buffered so that the progress reaches the log (and the terminal) as it comes.
-	# The flush-counting event on from boot, never toggled (see tests/run.sh:
+	# The flush-counting event on from boot, never toggled (see tests/harness/run.sh:
 	# text patching at run time can Oops 7.2 under TCG). fr_bench keeps it
 	# enabled through the whole run either way, timed repetitions included.
 	# arm64 counts with kprobe events that fr_bench adds (no such event).
@@ -227,7 +204,7 @@ run_vm() {
 	fr_is_arm64 && append=
 	FASTREMAP_VM_APPEND=$append \
 	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-1500} \
-		stdbuf -oL "$FR_TOP/scripts/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
+		stdbuf -oL "$FR_HARNESS/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
 	pid=$!
 	follow "$log" "$pid" &
 	fpid=$!
@@ -266,4 +243,4 @@ else
 	done
 fi
 fr_log "bench finished in $(($(date +%s) - t0)) s"
-[ "$failed" = 0 ]
+tap_done_run

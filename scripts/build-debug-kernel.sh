@@ -18,7 +18,8 @@
 # machine busy with other work, more jobs and a lower nice value get the
 # build its share of the CPU.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/../tests/harness/common.sh"
 
 lane=${1:-$FR_DEBUG_SUITE}
 frag="$FR_TOP/scripts/debug-kernel.config"

@@ -5,7 +5,8 @@
 # test (the default): with the hooks the test suite drives (FR_TEST_HOOKS);
 # release: as DKMS and `make install` build it, for the benchmark.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/../tests/harness/common.sh"
 
 suite=$1 kind=${2:-test}
 root=$(fr_root "$suite")

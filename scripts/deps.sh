@@ -2,7 +2,8 @@
 # Installs every Debian 12 package fastremap needs to build, test and
 # benchmark. Shared by the README and .ci/run; safe to run again.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/../tests/harness/common.sh"
 
 pkgs=(
 	build-essential make gcc libc6-dev pkg-config
@@ -14,7 +15,7 @@ pkgs=(
 	gcc-multilib
 	# The library and the shim must build with musl too (build-test.sh).
 	musl-tools
-	# The arm64 lane: the emulator, and objdump for scripts/check-ko.sh.
+	# The arm64 lane: the emulator, and objdump for tests/harness/check-ko.sh.
 	# (Its cross gcc goes into the chroots, prepare-kernels.sh: on
 	# Debian 12, gcc-aarch64-linux-gnu and gcc-multilib conflict.)
 	binutils-aarch64-linux-gnu qemu-system-arm

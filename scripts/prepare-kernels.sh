@@ -3,7 +3,8 @@
 # what the cache already holds. bookworm (6.1) builds on the host; trixie
 # (6.12) and sid (7.x) need their own gcc, so they get mmdebstrap chroots.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/../tests/harness/common.sh"
 
 # Packages every chroot needs: the kernel and its headers (which pull in
 # the gcc the kernel was built with), dkms for the packaging test, openssl

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make check's suite: tests/harness/run.sh on the x86-64 lane, then on the arm64
+# lane (FASTREMAP_ARCH=arm64), one after the other: each lane's guests
+# use both of the machine's cores, so running the lanes side by side only
+# stretches both towards their VM time limits. Each lane prints its own
+# summary; the last line adds them up as "N passed, N failed, N skipped".
+# FASTREMAP_ARCHES="amd64" (or "arm64") runs one lane.
+# FASTREMAP_AMD64_DIFF_OPS=N, FASTREMAP_ARM64_DIFF_OPS=N: that lane's
+# t_remap_diff makes N random operations (make check; tests/harness/run.sh's
+# FASTREMAP_DIFF_OPS); unset, the program's own count.
+# FASTREMAP_ARM64_LATENCY_MREMAP=0: the arm64 lane's t_remap_latency
+# without its mremap(2) reference runs (make check).
+# FASTREMAP_CHECK_DKMS_ARM64=1 (make check-all): then DKMS on arm64
+# (tests/harness/check-dkms-arm64.sh), counted in the same last line; too slow
+# for make check (README, "DKMS on arm64").
+set -uo pipefail
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/common.sh"
+
+mkdir -p "$FR_TOP/build"
+rc=0
+# part NAME LOG COMMAND...: runs one part, its output shown and kept in
+# LOG, and adds the summary of its last line to the totals.
+part() {
+	local name=$1 log=$2 p f s
+	shift 2
+	"$@" | tee "$log"
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	read -r p f s < <(tap_read_summary "$log")
+	if [ -z "${p:-}" ]; then
+		echo "# $name: no summary line"
+		tap_add 0 1 0
+		rc=1
+		return
+	fi
+	echo "# $name: $p passed, $f failed, $s skipped"
+	tap_add "$p" "$f" "$s"
+}
+
+for arch in ${FASTREMAP_ARCHES:-amd64 arm64}; do
+	echo "# ===== lane $arch"
+	ops=${FASTREMAP_AMD64_DIFF_OPS:-} ref=1
+	if [ "$arch" = arm64 ]; then
+		ops=${FASTREMAP_ARM64_DIFF_OPS:-}
+		ref=${FASTREMAP_ARM64_LATENCY_MREMAP:-1}
+	fi
+	part "lane $arch" "$FR_TOP/build/check-$arch.log" env FASTREMAP_ARCH="$arch" \
+		FASTREMAP_DIFF_OPS="$ops" FASTREMAP_LATENCY_MREMAP="$ref" "$FR_HARNESS/run.sh"
+done
+if [ "${FASTREMAP_CHECK_DKMS_ARM64:-}" = 1 ]; then
+	echo "# ===== DKMS on arm64"
+	part "DKMS on arm64" "$FR_TOP/build/check-dkms-arm64.log" "$FR_HARNESS/check-dkms-arm64.sh"
+fi
+tap_total
+exit "$rc"

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Compares compat.h's types of the internal functions no public header
+# declares (module/symlist.h types them fr_<name>_fn) with the declaration
+# in the kernel's own source, Debian's linux-source-<major.minor> of the
+# suite: the compiler decides, on the suite's headers, whether the two
+# types are the same. A kernel that changes one then fails the test build
+# instead of being called with the wrong arguments.
+# Then the check every build of the module makes itself (module/decls.c,
+# against the kernel's BTF and headers): that the suite's build log says
+# which one ran, and that it refuses a planted wrong prototype, naming
+# the function, and passes the right one. Prints TAP.
+# Usage: check-decls.sh SUITE  (after scripts/build-module.sh SUITE)
+set -uo pipefail
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/common.sh"
+
+suite=$1
+root=$(fr_root "$suite")
+kver=$(cat "$FR_BUILD/$suite/kver" 2>/dev/null) || fr_die "$suite: build the module first"
+mm=$(printf '%s\n' "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+# The few files declarations are searched in, in this order.
+files="mm/internal.h mm/vma.h mm/swap.h include/linux/mm.h include/linux/rmap.h arch/x86/include/asm/tlbflush.h"
+
+# The source files, extracted once per kernel into the cache (the package
+# is fetched once with apt-get download inside the suite's root; Debian
+# 12's comes from scripts/deps.sh).
+# (arm64's kernel of a suite is the amd64 one's source: one cache for both.)
+src="$FR_CACHE/kernel-decls/${kver%-arm64}"
+[ "$src" = "$FR_CACHE/kernel-decls/$kver" ] || src="$src-amd64"
+# .done names the files extracted: a longer list extracts again.
+if [ "$(cat "$src/.done" 2>/dev/null)" != "$files" ]; then
+	fr_log "$suite: extracting declarations from linux-source-$mm (once)"
+	rm -rf "$src" && mkdir -p "$src"
+	members=$(for f in $files; do printf 'linux-source-%s/%s ' "$mm" "$f"; done)
+	if [ -r "/usr/src/linux-source-$mm.tar.xz" ] && fr_on_host "$suite"; then
+		# shellcheck disable=SC2086
+		tar -xJf "/usr/src/linux-source-$mm.tar.xz" -C "$src" --strip-components=1 \
+			--ignore-failed-read $members 2>/dev/null
+		dpkg-query -W -f='${Version}\n' "linux-source-$mm" >"$src/.version"
+	else
+		dl="/var/tmp/fastremap-src-$(fr_build_id)"
+		rm -rf "${root%/}$dl" && mkdir -p "${root%/}$dl/lists/partial"
+		opts="-o Dir::State::Lists=$dl/lists -o Acquire::Check-Valid-Until=false"
+		# shellcheck disable=SC2086
+		fr_in_root "$suite" sh -c "cd $dl && apt-get -q $opts update >/dev/null &&
+			apt-get -q $opts download linux-source-$mm" >"$src/download.log" 2>&1 ||
+			fr_die "$suite: cannot download linux-source-$mm (log: $src/download.log)"
+		deb=$(ls "${root%/}$dl"/linux-source-"$mm"_*.deb)
+		dpkg-deb -f "$deb" Version >"$src/.version"
+		# shellcheck disable=SC2086
+		dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/linux-source-$mm.tar.xz" |
+			tar -xJ -C "$src" --strip-components=1 $members 2>/dev/null
+		rm -rf "${root%/}$dl"
+	fi
+	[ -r "$src/include/linux/mm.h" ] || fr_die "$suite: no linux-source-$mm sources in $src"
+	printf '%s\n' "$files" >"$src/.done"
+fi
+echo "# $suite: declarations from linux-source-$mm $(cat "$src/.version")"
+
+# NAME TYPE of each function symlist.h types with a compat.h type, as the
+# module's build expands it for this suite.
+pairs=$(fr_expand_symlist "$FR_BUILD/$suite" 'fn name type' | tr ' ;' '\n\n' |
+	awk 'NF { w[++k] = $0 } END { for (i = 1; i + 2 <= k; i++) if (w[i] == "fn") {
+		name = w[i + 1]; sub(/^fr_sc_/, "", name); if (w[i + 2] == "fr_" name "_fn") print name, w[i + 2] } }')
+
+# The staging folder, inside the suite's build root: the module's headers
+# and one test object per function.
+rel=/var/tmp/fastremap-decls-$(fr_build_id)
+stage="${root%/}$rel" kdir=$(fr_kdir "$suite" "$kver")
+fr_on_host "$suite" && rel="$FR_BUILD/$suite/decls" stage="$FR_BUILD/$suite/decls"
+fr_is_arm64 || ! fr_on_host "$suite" || kdir="${root%/}$kdir"
+rm -rf "$stage" && mkdir -p "$stage"
+for h in "$FR_TOP"/module/*.h; do
+	# A compat-generated.h in the source folder is some other kernel's.
+	[ "${h##*/}" = compat-generated.h ] || cp "$h" "$stage/"
+done
+cp "$FR_BUILD/$suite/compat-generated.h" "$stage/"
+echo 'ccflags-y := -I$(src)' >"$stage/Kbuild"
+targets= declared=
+while read -r name type; do
+	[ -n "$name" ] || continue
+	decl= where=
+	for f in $files; do
+		[ -r "$src/$f" ] || continue
+		# The first prototype (not a static inline), up to its semicolon.
+		decl=$(awk -v re="^(extern )?[a-z].*[ *]$name\\\\(" '
+			!on && $0 ~ re && $0 !~ /^static/ { on = 1 }
+			on { print; if (/;/) exit }' "$src/$f")
+		[ -n "$decl" ] && where=$f && break
+	done
+	if [ -z "$decl" ]; then
+		tap_ok 0 "$name: no declaration found in linux-source-$mm ($files)"
+		continue
+	fi
+	{
+		echo '#include "compat.h"'
+		echo "/* $where */"
+		printf '%s\n' "$decl" | sed -E "s/^extern //; s/([ *])$name\\(/\\1fr_decl_$name(/"
+		echo "static_assert(__builtin_types_compatible_p(typeof(fr_decl_$name), $type),"
+		echo "	      \"compat.h's $type is not $name() as $where declares it\");"
+	} >"$stage/d_$name.c"
+	echo "obj-m += d_$name.o" >>"$stage/Kbuild"
+	targets="$targets d_$name.o" declared="$declared $name:$where"
+done <<<"$pairs"
+
+# One kbuild run; -k: each object's failure is that function's answer.
+# shellcheck disable=SC2086,SC2046
+fr_in_root "$suite" make -C "$kdir" M="$rel" $(fr_kmake_args) -k $targets >"$stage/build.log" 2>&1
+for d in $declared; do
+	name=${d%%:*} where=${d#*:}
+	tap_ok "$([ -s "$stage/d_$name.o" ] && echo 1)" \
+		"$name: compat.h's type is the one $where of $kver's source declares" \
+		"$(grep -E "error|d_$name\.c" "$stage/build.log" | grep -v '^make' | head -n 12)"
+done
+[ "$TAP_N" -ge 4 ] || tap_ok 0 "at least 4 functions checked (symlist.h: $(printf '%s\n' "$pairs" | grep -c .))"
+
+# The build's own check (module/decls.c). tap OK DESCRIPTION [LOG]
+tap() {
+	tap_ok "$1" "$suite: $2" "$([ -z "${3:-}" ] || grep -aE 'error|fastremap:' "$3" | head -n 12)"
+}
+# What the suite's build said it checked: the BTF of the vmlinux its
+# headers ship, with every function this build calls in it, else the
+# headers alone, and then only where there is no such BTF.
+said=$(grep -a '^fastremap: kernel function prototypes:' "$FR_BUILD/$suite/build.log")
+if [ -z "$said" ]; then
+	tap 0 "the build log says which prototype check ran" "$FR_BUILD/$suite/build.log"
+elif [ "${said#*checked against the BTF of }" != "$said" ]; then
+	called=$(fr_expand_symlist "$FR_BUILD/$suite" 'fn name' | tr ' ;' '\n\n' |
+		awk '$0 == "fn" { getline; sub(/^fr_sc_/, ""); print }')
+	notinbtf=
+	for name in $called; do
+		# (A name may be followed by why it is not: "(two prototypes)".)
+		case $said in *"not in it:"*[\ ,:]"$name"[\ ,\)]*) notinbtf="$notinbtf $name" ;; esac
+	done
+	tap "$([ -z "$notinbtf" ] && [ -n "$called" ] && echo 1)" \
+		"the build checked the $(printf '%s\n' "$called" | grep -c .) functions it calls against the BTF of the vmlinux its headers ship${notinbtf:+ (not in it:$notinbtf)}"
+	[ -z "$notinbtf" ] || printf '# %s\n' "$said"
+else
+	# No BTF: right only where the headers have no vmlinux carrying it.
+	fr_in_root "$suite" test -e "$kdir/vmlinux" && nobtf=0 || nobtf=1
+	# (A debug lane's build root is the kernel's build tree: its vmlinux
+	# is named by another path, and has no BTF section.)
+	case $said in *"/vmlinux: no .BTF section"*) nobtf=1 ;; esac
+	tap "$nobtf" "the build checked prototypes against the headers only: its headers have no vmlinux BTF"
+	printf '# %s\n' "$said"
+fi
+
+# Planted prototypes, in decls.o alone, from the module's sources and this
+# build's probe answers: a BTF (made by gcc -gbtf) of a kernel whose
+# copy_vma() gained an argument, as a stable update once gave it one, and
+# a header declaring swap_cache_get_folio() otherwise, which the module's
+# build must both refuse, naming each function; then the same BTF with
+# compat.h's copy_vma(), and a build without a host compiler for btfdecls,
+# which must pass.
+prel="$rel/plant" pstage="$stage/plant"
+fr_stage_src "$pstage"
+cp "$FR_BUILD/$suite/compat-generated.h" "$pstage/module/"
+cat >"$pstage/plant.c" <<'PLANT'
+typedef _Bool bool;
+typedef unsigned long pgoff_t;
+struct vm_area_struct;
+struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
+				unsigned long addr, unsigned long len,
+				pgoff_t pgoff, bool *need_rmap_locks,
+				bool keep_source PLANTED)
+{
+	return 0;
+}
+PLANT
+printf 'struct folio;\nstruct folio *swap_cache_get_folio(void *planted);\n' >"$pstage/plant.h"
+if ! gcc -gbtf -c -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
+	! gcc -gbtf -c -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
+	fr_die "gcc -gbtf: cannot make the planted BTF"
+fi
+# plant_build NAME MAKE-ARGUMENTS...: builds decls.o; its log in NAME.log.
+plant_build() {
+	local name=$1
+	shift
+	rm -f "$pstage/module/decls.o" "$pstage/module/decls-generated.h"
+	# shellcheck disable=SC2046
+	fr_in_root "$suite" make -C "$kdir" M="$prel/module" $(fr_kmake_args) "$@" decls.o \
+		>"$pstage/$name.log" 2>&1
+}
+plant_build wrong FR_DECLS_BTF="$prel/wrong.o" KCFLAGS="-include $prel/plant.h"
+rc=$?
+log="$pstage/wrong.log"
+named=$(grep -aoE 'fastremap: [a-z_0-9]+\(\) differs from the kernel' "$log" | sort -u | cut -d' ' -f2 | xargs)
+tap "$([ "$rc" != 0 ] && [ "$named" = "copy_vma()" ] && echo 1)" \
+	"a BTF whose copy_vma() has another argument: the build refuses, naming copy_vma() (named: ${named:-none})" "$log"
+# (GCC quotes names with ASCII or UTF-8 quotes, after the locale.)
+conflicts=$(grep -aoE 'conflicting types for [^a-z_0-9]*[a-z_0-9]+' "$log" | sed -E 's/.*[^a-z_0-9]//' | sort -u | xargs)
+tap "$([ "$rc" != 0 ] && [ "$conflicts" = swap_cache_get_folio ] && echo 1)" \
+	"a header declaring swap_cache_get_folio() otherwise: the build refuses, naming it (named: ${conflicts:-none})" "$log"
+plant_build right FR_DECLS_BTF="$prel/right.o"
+rc=$?
+tap "$([ "$rc" = 0 ] && grep -aq "checked against the BTF of $prel/right.o" "$pstage/right.log" && echo 1)" \
+	"the same BTF with compat.h's copy_vma(): the build passes" "$pstage/right.log"
+plant_build nocc HOSTCC=no-such-compiler
+rc=$?
+tap "$([ "$rc" = 0 ] && grep -aq 'no host compiler for btfdecls: checked against the declarations in the kernel headers only' \
+	"$pstage/nocc.log" && echo 1)" "no host compiler for btfdecls: the build passes, checking the headers only, and says so" "$pstage/nocc.log"
+tap_done

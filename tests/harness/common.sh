@@ -1,0 +1,260 @@
+# shellcheck shell=bash
+# Sourced by the harness scripts in this folder, by scripts/ and by bench/.
+# Where caches live and how to reach Debian's mirror; nothing here names a
+# host: the mirror is read from this machine's apt configuration. Brings
+# the TAP writer (tap.sh) along.
+
+FR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FR_HARNESS=$FR_TOP/tests/harness
+# shellcheck source=tests/harness/tap.sh
+. "$FR_HARNESS/tap.sh"
+FR_CACHE=${FASTREMAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fastremap}
+# The guests' architecture: amd64 (the default) or arm64, whose kernels,
+# module and test programs are cross-built on this x86-64 machine and
+# booted under qemu-system-aarch64. Each has a build folder of its own.
+# (x86_64, x86-64 and aarch64 name them too.)
+FR_ARCH=${FASTREMAP_ARCH:-amd64}
+case $FR_ARCH in
+amd64 | x86_64 | x86-64) FR_ARCH=amd64 FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build} ;;
+arm64 | aarch64) FR_ARCH=arm64 FR_BUILD=${FASTREMAP_BUILD:-$FR_TOP/build/arm64} ;;
+*) printf 'FASTREMAP_ARCH (BENCH_ARCH for bench/) must be amd64 or arm64, not %s\n' "$FR_ARCH" >&2; exit 1 ;;
+esac
+# The three kernels every feature is tested on, by Debian suite.
+FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
+
+# fr_prepare ARCH...: the three kernels of each architecture, ready to
+# build against and boot (scripts/prepare-kernels.sh; cached).
+fr_prepare() {
+	local a
+	for a in "$@"; do
+		FASTREMAP_ARCH=$a "$FR_TOP/scripts/prepare-kernels.sh" || exit
+	done
+}
+
+# The test programs of a kind (host or vm), in their order (tests/programs).
+fr_programs() { awk -v k="$1" '$1 == k { print $2 }' "$FR_TOP/tests/programs"; }
+
+# Guest kernel-log lines that fail a test or benchmark run.
+FR_BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
+
+fr_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+fr_die() { fr_log "error: $*"; exit 1; }
+
+# The Debian archive URI apt uses for bookworm on this machine.
+fr_mirror() {
+	local m
+	m=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 2>/dev/null |
+		awk '$1 == "bookworm" { print $2; exit }')
+	if [ -z "$m" ]; then
+		m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }')
+	fi
+	[ -n "$m" ] || fr_die "no bookworm source in the apt configuration"
+	printf '%s\n' "${m%/}"
+}
+
+# Installs the Debian packages given that are not installed yet.
+fr_apt_install() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	export DEBIAN_FRONTEND=noninteractive
+	# Third-party sources on some machines may be unreachable; Debian's own
+	# suites are what matters, and install fails loudly if they are missing.
+	apt-get update -q || true
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# Newest kernel version installed under a root (/ or a chroot).
+fr_kver() {
+	local root=$1
+	# Empty, not a failure, where there is no kernel yet (a cold cache:
+	# under set -e and pipefail a failed ls would end the caller).
+	{ ls "$root"/boot/vmlinuz-* 2>/dev/null || true; } | sed 's#.*/vmlinuz-##' | sort -V | tail -n 1
+}
+
+# A name for this checkout's build directory, so that staging folders
+# inside the shared chroots do not collide between checkouts.
+fr_build_id() { printf '%s' "$FR_BUILD" | md5sum | cut -c1-8; }
+
+fr_chroot_dir() { printf '%s/chroot-%s\n' "$FR_CACHE" "$1"; }
+
+# Whether the guests are arm64 (cross-built, booted by qemu-system-aarch64).
+fr_is_arm64() { [ "$FR_ARCH" = arm64 ]; }
+
+# Where an arm64 suite's kernel lives: the image, its modules and its
+# headers unpacked from Debian's arm64 packages by prepare-kernels.sh
+# (outside any chroot: they are never installed, only read).
+fr_arm64_dir() { printf '%s/arm64/%s\n' "$FR_CACHE" "$1"; }
+
+# The root holding the kernel a suite boots and builds against (boot/,
+# lib/modules/KVER/): the build root itself for amd64, else the suite's
+# unpacked arm64 kernel.
+fr_kroot() {
+	if fr_is_arm64; then
+		fr_arm64_dir "$1"
+	else
+		fr_root "$1"
+	fi
+}
+
+# The headers a suite's module builds against, as the build root sees them
+# (fr_kdir SUITE KVER): amd64's are installed in the build root; arm64's
+# are unpacked outside it (prepare-kernels.sh), and a chroot sees them
+# through fr_in_root's mount.
+fr_kdir() {
+	local suite=$1 kver=$2 h
+	if ! fr_is_arm64; then
+		printf '%s\n' "/lib/modules/$kver/build"
+		return
+	fi
+	h="$(fr_arm64_dir "$suite")/usr/src/linux-headers-$kver"
+	if fr_on_host "$suite"; then
+		printf '%s\n' "$h"
+	else
+		# fr_in_root mounts them where their Makefile expects them.
+		printf '%s\n' "/usr/src/linux-headers-$kver"
+	fi
+}
+
+# Prints symlist.h's entries as the module's build for SUITE expanded
+# them (its probes' answers and its kernel's configuration), with
+# DECLARE_STATIC_CALL(name, type) defined as DEFINITION.
+fr_expand_symlist() {
+	local dir=$1 definition=$2
+	{
+		printf '#include "%s"
+' "$(realpath "$dir/autoconf.h")"
+		# asm-generic/pgtable-nop4d.h's, where the kernel has 4 levels.
+		printf '#if CONFIG_PGTABLE_LEVELS < 5
+#define __PAGETABLE_P4D_FOLDED 1
+#endif
+'
+		printf '#include "%s"
+' "$(realpath "$dir/compat-generated.h")"
+		printf '#define DECLARE_STATIC_CALL(name, type) %s
+#include "symlist.h"
+' "$definition"
+	} | cpp -P -I "$FR_TOP/module" -
+}
+
+# make's variables for userspace and the test programs for FR_ARCH.
+fr_cc_args() {
+	fr_is_arm64 && printf '%s\n' CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar
+	return 0
+}
+
+# fr_cross COMMAND...: runs a build of programs for FR_ARCH: here for
+# amd64; for arm64 in the build root the arm64 programs are cross-built in
+# (Debian 12's cross gcc conflicts with the host's gcc-multilib). With
+# fr_cc_args and fr_target_cc for make's and the compiler's names.
+fr_cross() {
+	if fr_is_arm64; then
+		fr_in_root "$FR_ARM64_PROGRAMS_ROOT" "$@"
+	else
+		"$@"
+	fi
+}
+fr_target_cc() {
+	if fr_is_arm64; then echo aarch64-linux-gnu-gcc; else echo "${CC:-cc}"; fi
+}
+
+# fr_build_fr_bench OUT USERSPACE_BUILD LOG CFLAGS...: bench/fr_bench.c,
+# static, linked with the library (built into USERSPACE_BUILD, its log in
+# LOG), as programs call it.
+fr_build_fr_bench() {
+	local out=$1 ub=$2 log=$3
+	shift 3
+	# shellcheck disable=SC2046
+	fr_cross make -C "$FR_TOP/userspace" --no-print-directory BUILD="$ub" \
+		$(fr_cc_args) WERROR=1 "$ub/libfastremap.a" >"$log" 2>&1 ||
+		{ tail -n 20 "$log"; fr_die "libfastremap does not build"; }
+	fr_cross "$(fr_target_cc)" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread \
+		-I"$FR_TOP/uapi" -I"$FR_TOP/userspace" "$@" -o "$out" "$FR_TOP/bench/fr_bench.c" \
+		"$ub/libfastremap.a" || fr_die "fr_bench does not build"
+}
+
+# make's variables for a kernel build for FR_ARCH (none for amd64).
+fr_kmake_args() {
+	fr_is_arm64 && printf '%s\n' ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+	return 0
+}
+
+# The debug-kernel lanes' "suites", built by scripts/build-debug-kernel.sh
+# with KASAN, lockdep and the mm checkers: debug is Debian 12's
+# linux-source-6.1, built on the host and laid out like a root
+# (boot/, lib/modules/KVER/build); debug7 is unstable's linux-source-7.x,
+# built in a chroot of its own, which is its root.
+FR_DEBUG_SUITE=debug
+FR_DEBUG7_SUITE=debug7
+fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
+# Whether a suite is a debug-kernel lane (slower: longer VM time limits).
+fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_DEBUG7_SUITE" ]; }
+
+# Whether a suite's module is built by this host's own compiler (no chroot).
+# Not for arm64: Debian 12's cross gcc and gcc-multilib (the host's i386
+# build test) conflict, so arm64 builds run in a bookworm chroot as well.
+fr_on_host() { { [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ]; }
+
+# The filesystem root whose kernel and headers a suite uses.
+fr_root() {
+	case $1 in
+	bookworm) if fr_is_arm64; then fr_chroot_dir bookworm; else echo /; fi ;;
+	"$FR_DEBUG_SUITE") fr_debug_root ;;
+	*) fr_chroot_dir "$1" ;;
+	esac
+}
+
+# Copies the module's sources (what DKMS and a kernel build need, nothing
+# built) into DEST.
+fr_stage_src() {
+	local dest=$1
+	rm -rf "$dest"
+	mkdir -p "$dest/module/probes" "$dest/uapi/linux"
+	cp "$FR_TOP"/VERSION "$FR_TOP"/dkms.conf "$FR_TOP"/LICENSE "$dest/"
+	cp "$FR_TOP"/module/*.c "$FR_TOP"/module/*.h "$FR_TOP"/module/Makefile \
+		"$FR_TOP"/module/Kbuild "$FR_TOP"/module/probe.sh "$dest/module/"
+	rm -f "$dest/module/compat-generated.h"
+	cp "$FR_TOP"/module/probes/*.c "$dest/module/probes/"
+	cp "$FR_TOP"/uapi/linux/*.h "$dest/uapi/linux/"
+}
+
+# Runs a command as root inside a suite's build root: the host itself for
+# bookworm and the debug lane, else its chroot with /proc mounted (7.x's
+# objtool reads it). The mount lives in a private mount namespace of its
+# own, so runs from several checkouts at once never unmount each other's.
+fr_in_root() {
+	local suite=$1 r
+	shift
+	if fr_on_host "$suite"; then
+		"$@"
+		return
+	fi
+	r=$(fr_chroot_dir "$suite")
+	# arm64: the suite's unpacked arm64 headers appear at the path their
+	# Makefile names (7.x checks it), in this private namespace only.
+	local h= k
+	if fr_is_arm64; then
+		k=$(fr_kver "$(fr_kroot "$suite")")
+		h="$(fr_kroot "$suite")/usr/src/linux-headers-$k"
+		[ -d "$h" ] && mkdir -p "$r/usr/src/linux-headers-$k" || h=
+	fi
+	# arm64: and this checkout at its own path (the test programs are
+	# cross-built in a chroot).
+	local top=
+	if fr_is_arm64; then
+		top=$FR_TOP
+		mkdir -p "$r$top"
+	fi
+	unshare --mount --propagation private -- sh -c \
+		'mount -t proc proc "$0/proc" &&
+		{ [ -z "$1" ] || mount --bind "$1" "$0$2"; } &&
+		{ [ -z "$3" ] || mount --bind "$3" "$0$3"; } && shift 3 && exec chroot "$0" "$@"' \
+		"$r" "$h" "/usr/src/linux-headers-${k:-}" "$top" "$@"
+}
+
+# The build root in which the arm64 test programs are cross-built.
+FR_ARM64_PROGRAMS_ROOT=${FASTREMAP_ARM64_PROGRAMS_ROOT:-bookworm}
