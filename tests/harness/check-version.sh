@@ -14,26 +14,15 @@
 #   build) are checked too:
 #   the generated man pages, fastremap.pc and fastremapctl --version.
 set -u
-# The source tree's top: the first directory up from this script's that
-# holds VERSION (the script may live at any depth of the tree).
-top=$(cd "$(dirname "$0")" && pwd)
-while [ "$top" != / ] && ! [ -f "$top/VERSION" -a -f "$top/dkms.conf" ]; do
-	top=$(dirname "$top")
-done
-build=${BUILD:-${FASTREMAP_BUILD:-build}}
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/common.sh"
+top=$FR_TOP
+build=${BUILD:-$FR_BUILD}
 case $build in /*) ;; *) build=$top/$build ;; esac
 ub=$build/userspace
 
-n=0 pass=0 fail=0
-ok() {	# ok STATUS DESCRIPTION [DETAIL]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		pass=$((pass + 1)); echo "ok $n - $2"
-	else
-		fail=$((fail + 1)); echo "not ok $n - $2"
-		[ -z "${3:-}" ] || echo "# $3"
-	fi
-}
+# ok STATUS DESCRIPTION [DETAIL]: passes when STATUS is 0.
+ok() { tap_status "$@" || :; }
 same() {	# same GOT DESCRIPTION
 	if [ "$1" = "$version" ]; then ok 0 "$2"; else ok 1 "$2" "got '$1', VERSION says '$version'"; fi
 }
@@ -100,6 +89,4 @@ for ko in "$@"; do
 	fi
 done
 
-echo "1..$n"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_done_run
