@@ -43,7 +43,7 @@
 #include <linux/seccomp.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "tap.h"
+#include "tlib.h"
 
 #define MIB	(1UL << 20)
 #define LEN	(4 * MIB)

@@ -48,7 +48,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #ifndef MADV_FREE
 #define MADV_FREE	8
@@ -154,7 +154,7 @@ static long resident(const void *p, size_t len)
 static int round_once(int use_module, struct tally *t, const char **why)
 {
 	struct fastremap_remap r;
-	struct fr_area a;
+	struct t_area a;
 	char *src, *dst, *res;
 	static uint64_t page[PG / 8];
 	int mfd = -1;
@@ -163,11 +163,11 @@ static int round_once(int use_module, struct tally *t, const char **why)
 	size_t i;
 
 	*why = "";
-	if (!fr_reserve(2 * REGION + 3 * SZ_2M, &a)) {
+	if (!t_reserve(2 * REGION + 3 * SZ_2M, &a)) {
 		*why = "reserve";
 		return -1;
 	}
-	src = (char *)FR_ALIGN_UP((uintptr_t)a.base, SZ_2M);
+	src = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
 	/* 4 KiB off the source's alignment: a PTE-level move. */
 	dst = src + REGION + SZ_2M + PG;
 	if (shared) {
@@ -226,10 +226,10 @@ static int round_once(int use_module, struct tally *t, const char **why)
 		;
 	w0 = atomic_load(&w.written);
 	if (use_module)
-		res = fr_remap(fd, src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED,
+		res = t_remap(fd, src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &r);
 	else
-		res = sys_mremap(src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		res = t_mremap(src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	w1 = atomic_load(&w.written);
 	atomic_store(&w.stop, 1);
 	pthread_join(th, NULL);
@@ -238,7 +238,7 @@ static int round_once(int use_module, struct tally *t, const char **why)
 		goto fail;
 	}
 	t->during += w1 - w0;
-	if (use_module && fr_counted(&r))
+	if (use_module && t_counted(&r))
 		t->flushes += r.tlb_flushes;
 	/* Reclaim now: clean lazyfree pages go, dirty ones stay. */
 	if (madvise(dst, REGION, MADV_PAGEOUT)) {
@@ -282,11 +282,11 @@ static int round_once(int use_module, struct tally *t, const char **why)
 			t->corrupt++;
 		}
 	}
-	fr_release(&a);
+	t_release(&a);
 	close(mfd);
 	return 0;
 fail:
-	fr_release(&a);
+	t_release(&a);
 	if (mfd >= 0)
 		close(mfd);
 	return -1;
@@ -369,14 +369,14 @@ static long read_zeros(const char *p, size_t len)
 static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 {
 	struct fastremap_remap r;
-	struct fr_area a;
+	struct t_area a;
 	char *src, *dst, *res;
 	long before;
 	size_t i;
 
-	if (!fr_reserve(2 * RH_LEN + 3 * SZ_2M, &a))
+	if (!t_reserve(2 * RH_LEN + 3 * SZ_2M, &a))
 		return -1;
-	src = (char *)FR_ALIGN_UP((uintptr_t)a.base, SZ_2M);
+	src = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
 	dst = src + RH_LEN + SZ_2M + PG;	/* misaligned: PTE level */
 	if (mmap(src, RH_LEN, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
@@ -384,10 +384,10 @@ static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 		goto fail;
 	for (i = 0; i < RH_LEN / PG; i++)
 		((uint64_t *)(src + i * PG))[0] = TAG(i);
-	res = use_module ? fr_remap(fd, src, RH_LEN, RH_LEN,
+	res = use_module ? t_remap(fd, src, RH_LEN, RH_LEN,
 				    MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
 				    dst, &r) :
-			   sys_mremap(src, RH_LEN, RH_LEN,
+			   t_mremap(src, RH_LEN, RH_LEN,
 				      MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst);
 	if (res != dst)
 		goto fail;
@@ -397,17 +397,17 @@ static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 	before = vm_pte_kb();
 	*wrong += read_zeros(src, RH_LEN);
 	*new_pte_kb = vm_pte_kb() - before;
-	fr_release(&a);
+	t_release(&a);
 	return before < 0 ? -1 : 0;
 fail:
-	fr_release(&a);
+	t_release(&a);
 	return -1;
 }
 
 static void dontunmap_round(void)
 {
 	long kb[2] = { -1, -1 }, wrong[2] = { -1, -1 }, ctl = -1, before;
-	struct fr_area a;
+	struct t_area a;
 	char *p;
 	int m;
 
@@ -424,8 +424,8 @@ static void dontunmap_round(void)
 	       "DONTUNMAP source: reading it after the move allocates as many page tables as after mremap(2) (%ld kB against %ld kB): its emptied tables are back",
 	       kb[1], kb[0]);
 	/* The control: the same reads where no table is allocate them. */
-	p = fr_reserve(RH_LEN + SZ_2M, &a) ?
-	    (char *)FR_ALIGN_UP((uintptr_t)a.base, SZ_2M) : NULL;
+	p = t_reserve(RH_LEN + SZ_2M, &a) ?
+	    (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M) : NULL;
 	if (p && mmap(p, RH_LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p &&
 	    !madvise(p, RH_LEN, MADV_NOHUGEPAGE)) {
@@ -433,7 +433,7 @@ static void dontunmap_round(void)
 		read_zeros(p, RH_LEN);
 		ctl = vm_pte_kb() - before;
 	}
-	fr_release(&a);
+	t_release(&a);
 	tap_ok(ctl >= (long)(RH_LEN / SZ_2M * PG / 1024),
 	       "DONTUNMAP source: a missing table would show (the same reads without tables: %ld kB of page tables)",
 	       ctl);
@@ -443,8 +443,8 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = w_segv };
 
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
+	t_parse_args(&argc, argv);
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device"))
 		return tap_done();
 	sigemptyset(&sa.sa_mask);

@@ -56,8 +56,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <sys/wait.h>
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 #define LOCKWAIT_MS	100.0	/* the bound on the longest lock wait */
 #define ATTEMPTS	3	/* runs of a scenario before its verdict */
@@ -98,7 +97,7 @@ static double block_max_ms(void)
 
 static double now_ms(void)
 {
-	return fr_now() * 1e3;
+	return t_now() * 1e3;
 }
 
 static void pin(int cpu)
@@ -128,7 +127,7 @@ static void probe_loop(struct probe *pr, int memfd, char *page)
 
 		/* Writing 0 resets this task's scheduler statistics. */
 		if (ph == 1 && last == 0)
-			fr_write_str("/proc/thread-self/sched", "0");
+			t_write_str("/proc/thread-self/sched", "0");
 		last = ph;
 
 		if (memfd < 0) {
@@ -186,9 +185,9 @@ static void *waker(void *arg)
 }
 
 /* A region of @len bytes, 4 KiB past a 2 MiB boundary, one page per chunk touched. */
-static char *make_region(struct fr_area *a, int memfd)
+static char *make_region(struct t_area *a, int memfd)
 {
-	char *p = fr_pick(len + PG, SZ_2M, a);
+	char *p = t_pick(len + PG, SZ_2M, a);
 
 	if (!p)
 		return NULL;
@@ -259,7 +258,7 @@ static void window_end(struct probe *pr, pthread_t wt, pid_t pid, struct result 
  */
 static void run(int shared, int use_module, struct result *res)
 {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	struct probe *pr;
 	pthread_t wt;
 	char *src, *dst, *p;
@@ -278,7 +277,7 @@ static void run(int shared, int use_module, struct result *res)
 	}
 	pin(0);
 	src = make_region(&sa, memfd);
-	dst = fr_pick(len, SZ_2M, &da);
+	dst = t_pick(len, SZ_2M, &da);
 	if (!src || !dst)
 		goto out;
 	pid = fork();
@@ -290,20 +289,20 @@ static void run(int shared, int use_module, struct result *res)
 	}
 	window_begin(pr, &wt);
 	t0 = now_ms();
-	if (use_module == 2 && fr_write_str(BUDGET, "18446744073709551615"))
+	if (use_module == 2 && t_write_str(BUDGET, "18446744073709551615"))
 		p = NULL;	/* no test hook: the control cannot run */
 	else if (use_module)
-		p = fr_remap(fd, src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
+		p = t_remap(fd, src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
 	else
-		p = sys_mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		p = t_mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	res->move_ms = now_ms() - t0;
 	if (use_module == 2)
-		fr_write_str(BUDGET, "0");
+		t_write_str(BUDGET, "0");
 	window_end(pr, wt, pid, res);
 	res->ok = p == dst && check_region(dst) < 0;
 out:
-	fr_release(&sa);
-	fr_release(&da);
+	t_release(&sa);
+	t_release(&da);
 	if (memfd >= 0)
 		close(memfd);
 	munmap(pr, PG);
@@ -322,7 +321,7 @@ static void run_move(int use_module, struct result *res)
 	size_t mlen = len / 4;
 	struct fastremap_move_vec v;
 	struct fastremap_move mres = { 0 };
-	struct fr_area ha;
+	struct t_area ha;
 	struct probe *pr;
 	pthread_t wt;
 	char *heap, *src, *dst;
@@ -335,7 +334,7 @@ static void run_move(int use_module, struct result *res)
 	if (pr == MAP_FAILED)
 		return;
 	pin(0);
-	heap = map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &ha);
 	if (!heap)
 		goto unmap;
@@ -361,11 +360,11 @@ static void run_move(int use_module, struct result *res)
 	window_begin(pr, &wt);
 	v = (struct fastremap_move_vec){ (uintptr_t)src, (uintptr_t)dst, mlen };
 	t0 = now_ms();
-	if (use_module != 2 || !fr_write_str(MOVE_PASS, "1099511627776"))
-		r = fr_move(fd, &v, 1, FASTREMAP_MOVE_ALLOW_HOLES, &mres);
+	if (use_module != 2 || !t_write_str(MOVE_PASS, "1099511627776"))
+		r = t_move(fd, &v, 1, FASTREMAP_MOVE_ALLOW_HOLES, &mres);
 	res->move_ms = now_ms() - t0;
 	if (use_module == 2)
-		fr_write_str(MOVE_PASS, "0");
+		t_write_str(MOVE_PASS, "0");
 	window_end(pr, wt, pid, res);
 	res->ok = r == 0 && mres.done == 1;
 	if (!res->ok)
@@ -373,7 +372,7 @@ static void run_move(int use_module, struct result *res)
 			 (unsigned long long)mres.done, (unsigned long long)mres.moved_pte);
 	for (size_t off = 0; res->ok && off < mlen; off += CHUNK)
 		res->ok = *(volatile uint64_t *)(dst + off) == (off ^ 0xfeed);
-	fr_release(&ha);
+	t_release(&ha);
 unmap:
 	munmap(pr, PG);
 }
@@ -430,11 +429,11 @@ int main(int argc, char **argv)
 		else
 			len = strtoul(argv[i], NULL, 0) * SZ_1G;
 	}
-	fd = fr_open();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open %s", FASTREMAP_DEVICE))
 		return tap_done();
-	fr_read_str(SCHEDSTATS, was, sizeof(was));
-	if (!tap_ok(fr_write_str(SCHEDSTATS, "1") == 0 && block_max_ms() >= 0,
+	t_read_str(SCHEDSTATS, was, sizeof(was));
+	if (!tap_ok(t_write_str(SCHEDSTATS, "1") == 0 && block_max_ms() >= 0,
 		    "scheduler statistics on (block_max in /proc/thread-self/sched)"))
 		return tap_done();
 	for (int shared = 0; shared < 2; shared++) {
@@ -487,6 +486,6 @@ int main(int argc, char **argv)
 		       f.block_ms, u.block_ms);
 		report(w, attempt, 0, "reference", &m, &f, &u);
 	}
-	fr_write_str(SCHEDSTATS, was);
+	t_write_str(SCHEDSTATS, was);
 	return tap_done();
 }

@@ -21,7 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #define PM_SOFT_DIRTY	(1ULL << 55)
 #define PM_PRESENT	(1ULL << 63)
@@ -76,7 +76,7 @@ static long soft_dirty_pages(const void *p, size_t len, long *present)
 
 static int clear_soft_dirty(void)
 {
-	return fr_write_str("/proc/self/clear_refs", "4");
+	return t_write_str("/proc/self/clear_refs", "4");
 }
 
 struct result {
@@ -92,19 +92,19 @@ struct result {
 static int run_case(const struct rcase *c, int use_module, struct result *out,
 		    const char **why)
 {
-	struct fr_area a;
+	struct t_area a;
 	char *base, *A, *B, *src, *dst, *res;
 	long pres;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
 	*why = "";
-	base = fr_reserve(3 * SPAN + 2 * SZ_2M, &a);
+	base = t_reserve(3 * SPAN + 2 * SZ_2M, &a);
 	if (!base) {
 		*why = "reserve";
 		return -1;
 	}
-	A = (char *)FR_ALIGN_UP((uintptr_t)base + PG, SZ_2M);
+	A = (char *)T_ALIGN_UP((uintptr_t)base + PG, SZ_2M);
 	B = A + SPAN + SZ_2M;
 	src = A + c->off;
 	dst = B + c->off;
@@ -127,31 +127,31 @@ static int run_case(const struct rcase *c, int use_module, struct result *out,
 	}
 	/* 4 KiB pages only: whole tables against single PTEs is the point. */
 	madvise(src, c->len, MADV_NOHUGEPAGE);
-	fill_pattern(src, c->len, 71);
+	t_fill_pattern(src, c->len, 71);
 	if (clear_soft_dirty() || soft_dirty_pages(src, c->len, &pres) != 0 ||
 	    pres != (long)(c->len / PG)) {
 		*why = "soft-dirty still set after clear_refs, or pages not present";
 		goto out;
 	}
 	if (use_module)
-		res = fr_remap(fd, src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		res = t_remap(fd, src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &out->r);
 	else
-		res = sys_mremap(src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		res = t_mremap(src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	if (res != dst) {
 		*why = strerror(errno);
 		goto out;
 	}
-	if (verify_pattern(dst, c->len, 71, 0) >= 0) {
+	if (t_verify_pattern(dst, c->len, 71, 0) >= 0) {
 		*why = "wrong data at the target";
 		goto out;
 	}
-	if (!range_unmapped(src, c->len)) {
+	if (!t_range_unmapped(src, c->len)) {
 		*why = "the source is still mapped";
 		goto out;
 	}
-	if ((c->src_neighbour && !range_mapped_as(A, PG, "r--p")) ||
-	    (c->dst_neighbour && !range_mapped_as(B, PG, "r--p"))) {
+	if ((c->src_neighbour && !t_range_mapped_as(A, PG, "r--p")) ||
+	    (c->dst_neighbour && !t_range_mapped_as(B, PG, "r--p"))) {
 		*why = "a neighbour changed";
 		goto out;
 	}
@@ -162,7 +162,7 @@ static int run_case(const struct rcase *c, int use_module, struct result *out,
 	}
 	ret = 0;
 out:
-	fr_release(&a);
+	t_release(&a);
 	return ret;
 }
 
@@ -218,7 +218,7 @@ static void test_case(const struct rcase *c)
 	else
 		tap_diag("%s: mremap(2) on this kernel does not realign (%ld soft-dirty pages)",
 			 c->name, mr.sd);
-	if (!fr_counted(&fr.r))
+	if (!t_counted(&fr.r))
 		return;
 	tap_ok(fr.r.moved_pmd == pmd && fr.r.moved_pte == pte &&
 	       fr.r.moved_pud == 0 && fr.r.moved_thp == 0 && fr.r.tlb_flushes == 1,
@@ -234,8 +234,8 @@ int main(int argc, char **argv)
 	char *fresh;
 	long pres;
 
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
+	t_parse_args(&argc, argv);
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device"))
 		return tap_done();
 	if (access("/proc/self/clear_refs", W_OK) || clear_soft_dirty()) {

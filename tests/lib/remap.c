@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FASTREMAP_IOC_REMAP (or mremap(2) in no-device mode), the seeded
+ * pattern, placement, and the process-wide accounting (tlib.h).
+ */
+#define _GNU_SOURCE
+#include "tlib.h"
+
+static int t_no_device = -1;
+
+int t_nodev(void)
+{
+	if (t_no_device < 0) {
+		const char *e = getenv("FASTREMAP_TEST_NO_DEVICE");
+
+		t_no_device = e && *e && strcmp(e, "0") != 0;
+	}
+	return t_no_device;
+}
+
+void t_parse_args(int *argc, char **argv)
+{
+	int j = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--selftest-mremap"))
+			t_no_device = 1;
+		else
+			argv[j++] = argv[i];
+	}
+	*argc = j;
+	argv[j] = NULL;
+	t_nodev();
+}
+
+int t_open(void)
+{
+	if (t_nodev()) {
+		tap_diag("NO-DEVICE MODE: t_remap() is mremap(2); counter and ABI checks are skipped");
+		return open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	return open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
+}
+
+pid_t t_raw_fork(void)
+{
+	return syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+}
+
+void *t_mremap(void *old, size_t old_size, size_t new_size,
+	       unsigned int flags, void *new_addr)
+{
+	return (void *)syscall(SYS_mremap, old, old_size, new_size,
+			       (unsigned long)flags, new_addr);
+}
+
+void t_req_init(struct fastremap_remap *r, void *old,
+		size_t old_size, size_t new_size,
+		unsigned int flags, void *new_addr)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->mremap_flags = flags;
+	r->old_addr = (uintptr_t)old;
+	r->old_size = old_size;
+	r->new_size = new_size;
+	r->new_addr = (uintptr_t)new_addr;
+}
+
+void *t_remap(int fd, void *old, size_t old_size,
+	      size_t new_size, unsigned int flags, void *new_addr,
+	      struct fastremap_remap *out)
+{
+	struct fastremap_remap r;
+	void *p;
+	int e;
+
+	t_req_init(&r, old, old_size, new_size, flags, new_addr);
+	if (t_nodev()) {
+		p = t_mremap(old, old_size, new_size, flags, new_addr);
+		e = errno;
+		if (p != MAP_FAILED)
+			r.new_addr = (uintptr_t)p;
+		r.moved_pud = r.moved_pmd = r.moved_thp = r.moved_pte = T_NO_COUNT;
+		r.tlb_flushes = T_NO_COUNT;
+	} else {
+		p = ioctl(fd, FASTREMAP_IOC_REMAP, &r) ? MAP_FAILED :
+			(void *)(uintptr_t)r.new_addr;
+		e = errno;
+	}
+	if (out)
+		*out = r;
+	errno = e;
+	return p;
+}
+
+uint64_t t_max_flushes(size_t len)
+{
+	return len <= (1UL << 30) ? 1 : (len + (1UL << 30) - 1) >> 30;
+}
+
+int t_counted(const struct fastremap_remap *r)
+{
+	return r->tlb_flushes != T_NO_COUNT;
+}
+
+int t_info(int fd, struct fastremap_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	i->size = sizeof(*i);
+	if (t_nodev())
+		return 0;
+	return ioctl(fd, FASTREMAP_IOC_INFO, i);
+}
+
+uint64_t t_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t t_xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+uint64_t t_page_state(uint64_t seed, uint64_t pgidx)
+{
+	return t_mix64(seed ^ t_mix64(pgidx)) | 1;
+}
+
+void t_pattern_page(uint64_t *w, uint64_t seed, uint64_t pgidx)
+{
+	uint64_t s = t_page_state(seed, pgidx);
+
+	for (size_t i = 0; i < PAGE_WORDS; i++)
+		w[i] = t_xorshift64(&s);
+}
+
+void t_fill_pattern_off(void *p, size_t len, uint64_t seed,
+			uint64_t first_pg)
+{
+	for (size_t off = 0; off < len; off += PG)
+		t_pattern_page((uint64_t *)((char *)p + off), seed,
+			     first_pg + off / PG);
+}
+
+void t_fill_pattern(void *p, size_t len, uint64_t seed)
+{
+	t_fill_pattern_off(p, len, seed, 0);
+}
+
+long t_check_page(const void *p, uint64_t seed, uint64_t pgidx)
+{
+	const volatile uint64_t *w = p;
+	uint64_t s = t_page_state(seed, pgidx);
+
+	for (size_t i = 0; i < PAGE_WORDS; i++)
+		if (w[i] != t_xorshift64(&s))
+			return i * sizeof(uint64_t);
+	return -1;
+}
+
+long t_verify_pattern_off(const void *p, size_t len, uint64_t seed,
+			  uint64_t first_pg, size_t sample_step)
+{
+	size_t step = sample_step <= PG ? PG : sample_step & ~(PG - 1);
+	long bad;
+
+	for (size_t off = 0; off < len; off += step) {
+		bad = t_check_page((const char *)p + off, seed, first_pg + off / PG);
+		if (bad >= 0)
+			return off + bad;
+	}
+	if (len >= PG && step > PG) {
+		size_t last = (len - 1) & ~(PG - 1);
+
+		bad = t_check_page((const char *)p + last, seed, first_pg + last / PG);
+		if (bad >= 0)
+			return last + bad;
+	}
+	return -1;
+}
+
+long t_verify_pattern(const void *p, size_t len, uint64_t seed,
+		      size_t sample_step)
+{
+	return t_verify_pattern_off(p, len, seed, 0, sample_step);
+}
+
+long t_verify_zero(const void *p, size_t len, size_t sample_step)
+{
+	size_t step = sample_step <= PG ? PG : sample_step & ~(PG - 1);
+
+	for (size_t off = 0; off < len; off += step) {
+		const volatile uint64_t *w = (const void *)((const char *)p + off);
+
+		for (size_t i = 0; i < PAGE_WORDS; i++)
+			if (w[i])
+				return off + i * sizeof(uint64_t);
+	}
+	return -1;
+}
+
+size_t t_sparse_page(size_t len, uint64_t seed, size_t chunk,
+		     size_t k)
+{
+	size_t per = chunk / PG, off = k * chunk;
+	size_t pg = t_mix64(seed * 31 + k) % per;
+
+	if (off + pg * PG >= len)	/* a short last chunk */
+		pg = (len - off) / PG - 1;
+	return off + pg * PG;
+}
+
+size_t t_touch_sparse(void *p, size_t len, uint64_t seed,
+		      size_t chunk)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k * chunk < len; k++, n++) {
+		size_t off = t_sparse_page(len, seed, chunk, k);
+
+		t_pattern_page((uint64_t *)((char *)p + off), seed, off / PG);
+	}
+	return n;
+}
+
+long t_verify_sparse(const void *p, size_t len, uint64_t seed,
+		     size_t chunk, int check_zero)
+{
+	for (size_t k = 0; k * chunk < len; k++) {
+		size_t off = t_sparse_page(len, seed, chunk, k);
+		size_t z = off + PG < len && off + PG < (k + 1) * chunk ?
+			   off + PG : k * chunk;
+		long bad = t_check_page((const char *)p + off, seed, off / PG);
+
+		if (bad >= 0)
+			return off + bad;
+		if (check_zero && z != off && t_verify_zero((const char *)p + z, PG, 0) >= 0)
+			return z;
+	}
+	return -1;
+}
+
+char *t_reserve(size_t len, struct t_area *a)
+{
+	a->len = len;
+	a->base = mmap(NULL, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a->base == MAP_FAILED) {
+		a->base = NULL;
+		return NULL;
+	}
+	return a->base;
+}
+
+void t_release(struct t_area *a)
+{
+	if (a->base)
+		munmap(a->base, a->len);
+	a->base = NULL;
+}
+
+char *t_pick(size_t len, size_t align, struct t_area *a)
+{
+	uintptr_t p;
+
+	if (!t_reserve(len + 2 * align + 2 * PG, a))
+		return NULL;
+	p = T_ALIGN_UP((uintptr_t)a->base + PG, align);
+	if (!(p & align))
+		p += align;
+	return (char *)p;
+}
+
+void *t_map_aligned(size_t len, size_t align, int prot, int flags,
+		    int fd, off_t off, struct t_area *a)
+{
+	char *p = t_pick(len, align, a), *m;
+
+	if (!p)
+		return NULL;
+	m = mmap(p, len, prot, flags | MAP_FIXED, fd, off);
+	if (m == MAP_FAILED) {
+		int e = errno;
+
+		t_release(a);
+		errno = e;
+		return NULL;
+	}
+	return m;
+}
+
+double t_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+const char *t_errname(int e)
+{
+	const char *n = e ? strerrorname_np(e) : "0";
+
+	return n ? n : "?";
+}
+
+const char *t_flagstr(unsigned int f)
+{
+	static __thread char b[64];
+	size_t n = 0;
+
+	b[0] = 0;
+	if (f & MREMAP_MAYMOVE)
+		n += snprintf(b + n, sizeof(b) - n, "MAYMOVE|");
+	if (f & MREMAP_FIXED)
+		n += snprintf(b + n, sizeof(b) - n, "FIXED|");
+	if (f & MREMAP_DONTUNMAP)
+		n += snprintf(b + n, sizeof(b) - n, "DONTUNMAP|");
+	f &= ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP);
+	if (f)
+		n += snprintf(b + n, sizeof(b) - n, "%#x|", f);
+	if (n)
+		b[n - 1] = 0;
+	else
+		snprintf(b, sizeof(b), "0");
+	return b;
+}
+
+/* A "Key: N" field of a /proc file, read without allocating; -1 if absent. */
+static long t_proc_field(const char *path, const char *key)
+{
+	static char buf[16384];
+	size_t kl = strlen(key);
+	ssize_t n;
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (char *l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, key, kl) && l[kl] == ':')
+			return strtol(l + kl + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * Committed_AS to the page: the kernel keeps it as a per-CPU counter whose
+ * pending deltas (up to an eighth of memory per CPU under the default
+ * overcommit policy) /proc/meminfo does not show. Switching the policy to
+ * "never" folds them in (overcommit_policy_handler()), so the value read
+ * right after is exact; the policy is then put back. Needs root.
+ */
+static long t_committed_kb(void)
+{
+	static const char pol[] = "/proc/sys/vm/overcommit_memory";
+	char old[16];
+	long v;
+
+	if (t_read_str(pol, old, sizeof(old)) || t_write_str(pol, "2"))
+		return -1;
+	v = t_proc_field("/proc/meminfo", "Committed_AS");
+	t_write_str(pol, old);
+	return v;
+}
+
+int t_acct_read(struct t_acct *a, uintptr_t lo, uintptr_t hi)
+{
+	a->committed_kb = t_committed_kb();
+	a->vmlck_kb = t_proc_field("/proc/self/status", "VmLck");
+	if (t_smaps_range(lo, hi, &a->sm))
+		return -1;
+	return a->committed_kb < 0 || a->vmlck_kb < 0 ? -1 : 0;
+}
+
+int t_acct_diff(const struct t_acct *a, const struct t_acct *b,
+		char *buf, size_t n)
+{
+	static const struct { const char *name; size_t off; } f[] = {
+		{ "Committed_AS", offsetof(struct t_acct, committed_kb) },
+		{ "VmLck", offsetof(struct t_acct, vmlck_kb) },
+		{ "Rss", offsetof(struct t_acct, sm.rss_kb) },
+		{ "AnonHugePages", offsetof(struct t_acct, sm.anon_huge_kb) },
+		{ "Swap", offsetof(struct t_acct, sm.swap_kb) },
+		{ "Locked", offsetof(struct t_acct, sm.locked_kb) },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		long x = *(const long *)((const char *)a + f[i].off);
+		long y = *(const long *)((const char *)b + f[i].off);
+
+		if (x != y) {
+			snprintf(buf, n, "%s %ld kB -> %ld kB", f[i].name, x, y);
+			return 1;
+		}
+	}
+	snprintf(buf, n, "Committed_AS %ld kB, VmLck %ld kB, Rss %ld kB, Locked %ld kB",
+		 b->committed_kb, b->vmlck_kb, b->sm.rss_kb, b->sm.locked_kb);
+	return 0;
+}
+
+/* The zram swap t_swap_setup() turned on, to turn off; "" if none. */
+static char t_swap_dev[32];
+
+const char *t_swap_setup(void)
+{
+	static char why[160];
+	char b[32], path[64];
+	int idx = 0, f;
+	long pages;
+	static uint32_t hdr[PG / 4];
+
+	if (t_proc_field("/proc/meminfo", "SwapTotal") > 0)
+		return "";
+	if (!access("/sys/class/zram-control/hot_add", R_OK)) {
+		if (t_read_str("/sys/class/zram-control/hot_add", b, sizeof(b)))
+			return "zram hot_add failed";
+		idx = atoi(b);
+	} else if (access("/sys/block/zram0/disksize", W_OK)) {
+		return "no swap in /proc/swaps, and no zram (the zram module is not loaded and modprobe is unavailable)";
+	}
+	snprintf(path, sizeof(path), "/sys/block/zram%d/disksize", idx);
+	if (t_write_str(path, "268435456")) {
+		snprintf(why, sizeof(why), "zram%d: cannot set disksize", idx);
+		return why;
+	}
+	snprintf(t_swap_dev, sizeof(t_swap_dev), "/dev/zram%d", idx);
+	f = open(t_swap_dev, O_RDWR | O_CLOEXEC);
+	if (f < 0) {
+		snprintf(why, sizeof(why), "%s: %s", t_swap_dev, strerror(errno));
+		t_swap_dev[0] = 0;
+		return why;
+	}
+	/* A swap header: version 1, last_page, no bad pages, SWAPSPACE2. */
+	pages = 268435456 / PG;
+	memset(hdr, 0, sizeof(hdr));
+	hdr[1024 / 4] = 1;
+	hdr[1024 / 4 + 1] = pages - 1;
+	memcpy((char *)hdr + PG - 10, "SWAPSPACE2", 10);
+	if (pwrite(f, hdr, PG, 0) != PG || fsync(f)) {
+		close(f);
+		t_swap_dev[0] = 0;
+		return "cannot write the swap header";
+	}
+	close(f);
+	if (syscall(SYS_swapon, t_swap_dev, 0)) {
+		snprintf(why, sizeof(why), "swapon %s: %s", t_swap_dev, strerror(errno));
+		t_swap_dev[0] = 0;
+		return why;
+	}
+	tap_diag("swap on %s (zram, 256M)", t_swap_dev);
+	return "";
+}
+
+void t_swap_off(void)
+{
+	if (t_swap_dev[0])
+		syscall(SYS_swapoff, t_swap_dev);
+	t_swap_dev[0] = 0;
+}
+
+int t_write_file(const char *dir, const char *name,
+		 const char *val, int flags)
+{
+	char path[160];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC | flags);
+	if (fd < 0)
+		return -errno;
+	if (*val && write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Writes val to the file at path (sysfs, procfs, tracefs). 0 or -errno. */
+int t_write_str(const char *path, const char *val)
+{
+	return t_write_file("/", path, val, O_TRUNC);
+}
+
+/* Reads the file at path into buf, without trailing blanks. 0 or -1. */
+int t_read_str(const char *path, char *buf, size_t n)
+{
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (f < 0)
+		return -1;
+	r = read(f, buf, n - 1);
+	close(f);
+	if (r < 0)
+		return -1;
+	buf[r] = 0;
+	while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
+		buf[--r] = 0;
+	return 0;
+}
+
+/* Whether the kernel's log buffer holds @text (read as root). */
+int t_kernel_log_has(const char *text)
+{
+	int n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0), found;
+	char *buf;
+
+	if (n <= 0 || !(buf = malloc(n + 1)))
+		return 0;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, n);
+	buf[n > 0 ? n : 0] = 0;
+	found = strstr(buf, text) != NULL;
+	free(buf);
+	return found;
+}
