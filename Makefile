@@ -81,6 +81,17 @@ $(BUILD)/bin/t_move_lib: tests/t_move_lib.c tests/lib/tlib.h userspace/fastremap
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(TLIB) $(LIBFR)
 
+# fr_bench (bench/*.c but fr_prof.c), static, for the guest or this
+# machine: BENCH_BIN names it, BENCH_DEFS holds its compiled-in
+# configuration (-DFR_BENCH_...=, see bench/run.sh), hence always rebuilt.
+BENCH_SRCS := $(filter-out bench/fr_prof.c,$(wildcard bench/*.c))
+BENCH_BIN ?= $(BUILD)/bin/fr_bench
+BENCH_DEFS ?=
+bench-bin: $(TLIB) $(LIBFR)
+	@mkdir -p $(dir $(BENCH_BIN))
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -Iuapi -Iuserspace -Itests/lib \
+		$(BENCH_DEFS) -o $(BENCH_BIN) $(BENCH_SRCS) $(TLIB) $(LIBFR)
+
 # The main job: fastremap against mremap(2) (and UFFDIO_MOVE) in a VM of
 # Debian 12's kernel; BENCH_FULL=1 for all three kernels; BENCH_ARCH=arm64
 # for Debian's arm64 kernels under qemu-system-aarch64 (emulated, as the
@@ -244,6 +255,6 @@ clean:
 	rm -rf $(BUILD)
 	-$(MAKE) -C module KDIR=$(KDIR) clean 2>/dev/null
 
-.PHONY: all module userspace tests bench bench-native check check-arm64 check-all check-dkms-arm64 check-long check-debug check-ibt check-mutants check-mremap-lockorder install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-bin bench-native check check-arm64 check-all check-dkms-arm64 check-long check-debug check-ibt check-mutants check-mremap-lockorder install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

@@ -53,18 +53,15 @@ echo "${AB_TRACE:-1}" >"$stage/ab/trace"
 
 # fr_bench with the library, as bench/run.sh builds it (its defaults: the
 # guest's environment picks the workloads and repetitions).
-in=() cc=${CC:-cc}
-if fr_is_arm64; then
-	in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
-	cc=aarch64-linux-gnu-gcc
-fi
+in=()
+fr_is_arm64 && in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
 # shellcheck disable=SC2046
 "${in[@]}" make -C "$FR_TOP/userspace" --no-print-directory BUILD="$top/userspace" \
 	$(fr_cc_args) WERROR=1 "$top/userspace/libfastremap.a" >"$top/lib.log" 2>&1 ||
 	{ tail -n 20 "$top/lib.log"; fr_die "libfastremap does not build"; }
-"${in[@]}" "$cc" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" \
-	-I"$FR_TOP/userspace" -o "$top/bin/fr_bench" "$FR_TOP/bench/fr_bench.c" \
-	"$top/userspace/libfastremap.a" || fr_die "fr_bench does not build"
+# shellcheck disable=SC2046
+"${in[@]}" make -C "$FR_TOP" --no-print-directory BUILD="$top" $(fr_cc_args) WERROR=1 \
+	BENCH_BIN="$top/bin/fr_bench" bench-bin || fr_die "fr_bench does not build"
 
 append="trace_event=tlb:tlb_flush trace_options=norecord-cmd"
 fr_is_arm64 && append=

@@ -57,7 +57,6 @@ if [ "${BENCH_FULL:-0}" = 1 ]; then
 else
 	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm}
 fi
-CC=${CC:-cc}
 mkdir -p "$RESULTS" "$BINDIR" "$LOGDIR"
 
 # fr_bench's configuration as -D flags: the guest passes it no arguments.
@@ -73,7 +72,7 @@ bench_defines() {
 	if [ -n "${FASTREMAP_BENCH_WORKLOADS:-}" ]; then
 		[[ $FASTREMAP_BENCH_WORKLOADS =~ ^[0-9a-z,\ ]+$ ]] ||
 			fr_die "FASTREMAP_BENCH_WORKLOADS: a list such as 1,2,3,6m"
-		d+=("-DFR_BENCH_WORKLOADS=\"$FASTREMAP_BENCH_WORKLOADS\"")
+		d+=("-DFR_BENCH_WORKLOADS='\"$FASTREMAP_BENCH_WORKLOADS\"'")
 	fi
 	[ ${#d[@]} -eq 0 ] || printf '%s\n' "${d[@]}"
 }
@@ -85,18 +84,18 @@ build_bench() { # build_bench OUT EXTRA_FLAGS...
 	mapfile -t defs < <(bench_defines)
 	# arm64: cross-built in the chroot the test programs are built in
 	# (Debian 12's cross gcc conflicts with the host's gcc-multilib).
-	local in=() cc=$CC
-	if fr_is_arm64; then
-		in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
-		cc=aarch64-linux-gnu-gcc
-	fi
+	local in=()
+	fr_is_arm64 && in=(fr_in_root "$FR_ARM64_PROGRAMS_ROOT")
 	# The fastremap contender calls the library, as programs do.
 	# shellcheck disable=SC2046
 	"${in[@]}" make -C "$FR_TOP/userspace" --no-print-directory BUILD="$FR_BUILD/userspace" \
 		$(fr_cc_args) WERROR=1 "$lib" >"$LOGDIR/libfastremap-build.log" 2>&1 ||
 		{ tail -n 20 "$LOGDIR/libfastremap-build.log"; fr_die "libfastremap does not build"; }
-	"${in[@]}" "$cc" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" \
-		-I"$FR_TOP/userspace" "${defs[@]}" "$@" -o "$out" "$BENCH/fr_bench.c" "$lib" ||
+	# With the test library (make bench-bin); BENCH_DEFS goes through
+	# make's shell, hence the workload list's single quotes above.
+	# shellcheck disable=SC2046
+	"${in[@]}" make -C "$FR_TOP" --no-print-directory BUILD="$FR_BUILD" $(fr_cc_args) WERROR=1 \
+		BENCH_BIN="$out" BENCH_DEFS="${defs[*]} $*" bench-bin ||
 		fr_die "fr_bench does not build"
 }
 

@@ -36,6 +36,24 @@ void t_tag_fill(char *p, uint64_t tag)
 	((volatile uint64_t *)p)[PAGE_WORDS - 1] = ~tag;
 }
 
+void t_tags_write(char *p, size_t len, uint64_t seed, uint64_t first)
+{
+	for (size_t i = 0; i < len / PG; i++)
+		t_tag_fill(p + i * PG, t_tag(seed, first + i));
+}
+
+int t_tags_check(const char *p, size_t len, uint64_t seed, uint64_t first)
+{
+	for (size_t i = 0; i < len / PG; i++) {
+		const volatile uint64_t *w = (const volatile uint64_t *)(p + i * PG);
+		uint64_t tag = t_tag(seed, first + i);
+
+		if (w[0] != tag || w[PAGE_WORDS - 1] != ~tag)
+			return -1;
+	}
+	return 0;
+}
+
 void t_mv_model(uint64_t *tags, uintptr_t base,
 		const struct fastremap_move_vec *v, uint32_t n,
 		uint64_t done, uint64_t done_bytes)

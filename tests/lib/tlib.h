@@ -461,6 +461,12 @@ int t_move(int fd, const struct fastremap_move_vec *v,
 /* Writes a page's tag into its first and last words. */
 void t_tag_fill(char *p, uint64_t tag);
 
+/* Tags the pages of [p, p + len) as pages first... of the tags of seed. */
+void t_tags_write(char *p, size_t len, uint64_t seed, uint64_t first);
+
+/* Whether [p, p + len) holds what t_tags_write() wrote: 0, or -1. */
+int t_tags_check(const char *p, size_t len, uint64_t seed, uint64_t first);
+
 /*
  * The model: tags[i] is what page i of the heap holds, 0 for a hole
  * (nothing mapped), MV_ZERO for the shared zero page.
