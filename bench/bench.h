@@ -82,8 +82,11 @@ extern int need_module, direct_module;
 
 void open_contenders(void);
 int uffd_register(void *addr, size_t len);
-int do_move(int c, char *src, size_t len, char *dst, struct fastremap_stats *fs);
-int count_move(int c, int err, const struct fastremap_stats *fs, struct frstats *st);
+/*
+ * One timed move of contender c, traced (tr_on()) and counted into *st;
+ * its time in *us. 0 or -errno.
+ */
+int timed_move(int c, char *src, size_t len, char *dst, struct frstats *st, double *us);
 
 /* ---- tracing ---- */
 

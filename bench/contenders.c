@@ -76,7 +76,7 @@ int need_module, direct_module;
  * in *fs, to be counted by count_move() after the clock stops: the timed
  * section holds the call and nothing of the bench's bookkeeping.
  */
-int do_move(int c, char *src, size_t len, char *dst,
+static inline int do_move(int c, char *src, size_t len, char *dst,
 			  struct fastremap_stats *fs)
 {
 	switch (c) {
@@ -131,7 +131,7 @@ int do_move(int c, char *src, size_t len, char *dst,
 }
 
 /* Adds what fastremap reported for one move of do_move() to *st. */
-int count_move(int c, int err, const struct fastremap_stats *fs,
+static int count_move(int c, int err, const struct fastremap_stats *fs,
 		      struct frstats *st)
 {
 	if (err || c != C_FR)
@@ -150,3 +150,18 @@ int count_move(int c, int err, const struct fastremap_stats *fs,
 	return 0;
 }
 
+int timed_move(int c, char *src, size_t len, char *dst, struct frstats *st, double *us)
+{
+	struct fastremap_stats fs;
+	double t0, t1;
+	int err;
+
+	tr_on();
+	t0 = now_us();
+	err = do_move(c, src, len, dst, &fs);
+	t1 = now_us();
+	err = count_move(c, err, &fs, st);
+	tr_off();
+	*us = t1 - t0;
+	return err;
+}

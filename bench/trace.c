@@ -24,10 +24,6 @@ static int tr_write(const char *file, const char *s)
  */
 #ifdef __aarch64__
 #define TR_PROBE_FILE	"kprobe_events"
-#define TR_MODULE_FN	"fr_arch_flush_moved"
-static const char *const tr_kfns[] = {
-	"move_ptes", "move_normal_pmd", "move_normal_pud", "move_huge_pmd",
-};
 static char tr_probes[8][32];
 static int tr_nprobes;
 
@@ -97,10 +93,10 @@ const char *tr_setup(void)
 	if (t_read_str(p, tr_saved_cmd, sizeof(tr_saved_cmd)) == 0)
 		tr_saved_cmd[strcspn(tr_saved_cmd, " \n")] = 0;
 	tr_write("options/record-cmd", "0");
-	if (tr_probe_add("fastremap:", TR_MODULE_FN))
-		return "no kprobe on the module's flush (fastremap:" TR_MODULE_FN ")";
-	for (i = 0; i < sizeof(tr_kfns) / sizeof(tr_kfns[0]); i++)
-		tr_probe_add("", tr_kfns[i]);
+	if (tr_probe_add("fastremap:", T_FLUSH_MODULE_FN))
+		return "no kprobe on the module's flush (fastremap:" T_FLUSH_MODULE_FN ")";
+	for (i = 0; i < T_FLUSH_NKFNS; i++)
+		tr_probe_add("", t_flush_kfns[i]);
 	/*
 	 * Armed only around the untimed, counted repetition (tr_begin(),
 	 * tr_end()): an armed kprobe traps on every hit, tracing_on or not,
@@ -239,13 +235,28 @@ static const char *reason_key(const char *text, char *buf, size_t size)
 	return buf;
 }
 
+/* One more event, of this reason (the first MAX_REASONS reasons kept). */
+static void fc_count(struct flushcount *fc, const char *reason)
+{
+	int i;
+
+	fc->total++;
+	for (i = 0; i < fc->nreasons && strcmp(fc->reason[i], reason); i++)
+		;
+	if (i == fc->nreasons) {
+		if (i == MAX_REASONS)
+			return;
+		snprintf(fc->reason[i], sizeof(fc->reason[i]), "%.23s", reason);
+		fc->nreasons++;
+	}
+	fc->count[i]++;
+}
+
 void tr_end(struct flushcount *fc)
 {
 	char line[512], p[128], key[24], *r, *e;
-	const char *k;
 	FILE *f;
 	long cpu;
-	int i;
 
 	memset(fc, 0, sizeof(*fc));
 	if (!tr_ok)
@@ -264,46 +275,29 @@ void tr_end(struct flushcount *fc)
 		/* arm64: the probed function is the reason. */
 		const char *fn = NULL;
 
-		for (i = 0; i < tr_nprobes && !fn; i++) {
+		for (int i = 0; i < tr_nprobes && !fn; i++) {
 			snprintf(p, sizeof(p), " %.31s:", tr_probes[i]);
 			if (line[0] != '#' && strstr(line, p))
 				fn = tr_probes[i];
 		}
 		if (!fn)
 			continue;
-		fc->total++;
-		for (i = 0; i < fc->nreasons && strcmp(fc->reason[i], fn); i++)
-			;
-		if (i == fc->nreasons) {
-			if (i == MAX_REASONS)
-				continue;
-			snprintf(fc->reason[i], sizeof(fc->reason[i]), "%.23s", fn);
-			fc->nreasons++;
-		}
-		fc->count[i]++;
+		fc_count(fc, fn);
 		continue;
 #endif
 		if (line[0] == '#' || !strstr(line, "tlb_flush:"))
 			continue;
-		fc->total++;
 		r = strstr(line, "reason:");
-		if (!r)
+		if (!r) {
+			fc->total++;
 			continue;
+		}
 		r += 7;
 		e = strstr(r, " (");
 		if (!e)
 			e = r + strcspn(r, "\n");
 		*e = 0;
-		k = reason_key(r, key, sizeof(key));
-		for (i = 0; i < fc->nreasons && strcmp(fc->reason[i], k); i++)
-			;
-		if (i == fc->nreasons) {
-			if (i == MAX_REASONS)
-				continue;
-			snprintf(fc->reason[i], sizeof(fc->reason[i]), "%s", k);
-			fc->nreasons++;
-		}
-		fc->count[i]++;
+		fc_count(fc, reason_key(r, key, sizeof(key)));
 	}
 	fclose(f);
 	/* Events the ring buffer dropped: the counts are then a lower bound. */

@@ -212,10 +212,9 @@ int settle(int c)
 int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		    char *msg, size_t msz)
 {
-	struct fastremap_stats fs;
 	size_t len = cfg.size - w->src_off;
 	char *src, *dst;
-	double t0, t1;
+	double dt;
 	int err, ret = -1;
 
 	if (pool_ready(w, msg, msz))
@@ -258,12 +257,7 @@ int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 	if (w->writer)
 		writer_go();
 
-	tr_on();
-	t0 = now_us();
-	err = do_move(c, src, len, dst, &fs);
-	t1 = now_us();
-	err = count_move(c, err, &fs, &out->st);
-	tr_off();
+	err = timed_move(c, src, len, dst, &out->st, &dt);
 
 	if (w->writer)
 		writer_stop();
@@ -300,7 +294,7 @@ int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		snprintf(msg, msz, "%s", why);
 		goto out;
 	}
-	out->us = t1 - t0;
+	out->us = dt;
 	out->ops = 1;
 	ret = 0;
 out:
@@ -363,10 +357,9 @@ void move_times_free(struct move_times *mt)
 int rep_pingpong(const struct workload *w, const int *cs, int ncs, int rep,
 			struct rep *outs, int *bad, char *msg, size_t msz)
 {
-	struct fastremap_stats fs;
 	size_t len = cfg.size;
 	struct move_times mt;
-	double t0, t1;
+	double dt;
 	char *other;
 	int err, ret = -1, k, n, c;
 
@@ -385,18 +378,13 @@ int rep_pingpong(const struct workload *w, const int *cs, int ncs, int rep,
 			c = cs[i];
 			*bad = i;
 			other = pool.at == pool.src ? pool.dst : pool.src;
-			tr_on();
-			t0 = now_us();
-			err = do_move(c, pool.at, len, other, &fs);
-			t1 = now_us();
-			err = count_move(c, err, &fs, &outs[i].st);
-			tr_off();
+			err = timed_move(c, pool.at, len, other, &outs[i].st, &dt);
 			if (err) {
 				fail(msg, msz, cont_name[c], err);
 				goto out;
 			}
 			pool.at = other;
-			mt.t[i][n] = t1 - t0;
+			mt.t[i][n] = dt;
 		}
 	}
 	if (t_tags_check(pool.at, len, rep, 0)) {
@@ -426,10 +414,9 @@ out:
 int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
 		    struct rep *outs, int *bad, char *msg, size_t msz)
 {
-	struct fastremap_stats fs;
 	size_t rlen = 8 * MiB;
 	char *res, *base;
-	double t0, t1, sum[NCONT] = { 0 };
+	double dt, sum[NCONT] = { 0 };
 	long n, a0 = w->mthp ? mthp_fault_allocs() : -1;
 	/* Flushes per move need no 2000 samples: the traced repetition is shorter. */
 	long nmoves = traced_rep && cfg.loop_n > TRACED_LOOP_N ? TRACED_LOOP_N : cfg.loop_n;
@@ -469,19 +456,14 @@ int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
 			}
 			t_tags_write(p, MiB, rep, n * (MiB / PAGE));
 
-			tr_on();
-			t0 = now_us();
-			err = do_move(c, base, MiB, base + MiB, &fs);
-			t1 = now_us();
-			err = count_move(c, err, &fs, &outs[i].st);
-			tr_off();
+			err = timed_move(c, base, MiB, base + MiB, &outs[i].st, &dt);
 
 			if (err) {
 				fail(msg, msz, cont_name[c], err);
 				goto out;
 			}
-			sum[i] += t1 - t0;
-			mt.t[i][n] = t1 - t0;
+			sum[i] += dt;
+			mt.t[i][n] = dt;
 			if (t_tags_check(base + MiB, MiB, rep, n * (MiB / PAGE))) {
 				snprintf(msg, msz, "error: verify: wrong data at move %ld", n);
 				goto out;

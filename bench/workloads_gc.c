@@ -75,12 +75,11 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 		  struct rep *outs, int *bad, char *msg, size_t msz)
 {
-	struct fastremap_stats fs;
 	size_t A = cfg.gc_arena, rlen = 2 * A + 8 * MiB, slot = A / PAGE / cfg.gc_moves;
 	size_t *off = NULL, *npg = NULL, bump = 0;
 	uint64_t seed = 0x5eed0000 + rep;
 	char *res[NCONT], *from[NCONT], *to[NCONT];
-	double t0, t1, sum[NCONT] = { 0 };
+	double dt, sum[NCONT] = { 0 };
 	long j = 0;
 	int err, ret = -1, k, c, batch = ncs == 1 && cs[0] == C_FR && w->batch;
 	struct move_times mt;
@@ -147,13 +146,8 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 
 				c = cs[i];
 				*bad = i;
-				tr_on();
-				t0 = now_us();
-				err = do_move(c, from[i] + off[j] * PAGE, npg[j] * PAGE,
-					      to[i] + bump, &fs);
-				t1 = now_us();
-				err = count_move(c, err, &fs, &outs[i].st);
-				tr_off();
+				err = timed_move(c, from[i] + off[j] * PAGE, npg[j] * PAGE,
+						 to[i] + bump, &outs[i].st, &dt);
 				if (err) {
 					char what[64];
 
@@ -161,8 +155,8 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 					fail(msg, msz, what, err);
 					goto out;
 				}
-				sum[i] += t1 - t0;
-				mt.t[i][j] = t1 - t0;
+				sum[i] += dt;
+				mt.t[i][j] = dt;
 			}
 			bump += npg[j] * PAGE;
 		}

@@ -101,20 +101,12 @@ static int count_hits(void (*fn)(void *), void *arg, long hits[EV_N])
 	if (!f)
 		return -1;
 	while (getline(&line, &cap, f) > 0) {
-		char *br, *q;
+		const char *br;
 
 		if (line[0] == '#')
 			continue;
 		/* "  comm-PID  [CPU] flags  ts: NAME: (fn+0x0/...)" */
-		br = strstr(line, " [");
-		if (!br)
-			continue;
-		q = br;
-		while (q > line && q[-1] == ' ')
-			q--;
-		while (q > line && q[-1] >= '0' && q[-1] <= '9')
-			q--;
-		if (q == line || q[-1] != '-' || strtol(q, NULL, 10) != pid)
+		if (t_trace_pid(line, &br) != pid)
 			continue;
 		for (int i = 0; i < EV_N; i++) {
 			snprintf(pat, sizeof(pat), " %s:", ev_name[i]);

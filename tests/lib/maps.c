@@ -205,14 +205,20 @@ int t_probe_read(const void *p, uint64_t *v)
 	return 0;
 }
 
-int t_probe_copy_page(void *buf, const void *p)
+/* Copies a page from src to dst: 0, or -1 if the access faulted. */
+static int t_probe_memcpy_page(void *dst, const void *src)
 {
 	if (sigsetjmp(t_probe_env, 0))
 		return -1;
 	t_probe_armed = 1;
-	memcpy(buf, p, PG);
+	memcpy(dst, src, PG);
 	t_probe_armed = 0;
 	return 0;
+}
+
+int t_probe_copy_page(void *buf, const void *p)
+{
+	return t_probe_memcpy_page(buf, p);
 }
 
 int t_probe_cmp_page(const void *a, const void *b)
@@ -229,10 +235,5 @@ int t_probe_cmp_page(const void *a, const void *b)
 
 int t_probe_write_page(void *p, const void *buf)
 {
-	if (sigsetjmp(t_probe_env, 0))
-		return -1;
-	t_probe_armed = 1;
-	memcpy(p, buf, PG);
-	t_probe_armed = 0;
-	return 0;
+	return t_probe_memcpy_page(p, buf);
 }

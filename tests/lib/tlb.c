@@ -19,11 +19,11 @@
  *    move_ptes and move_huge_pmd (when something present moved): for
  *    mremap(2) an upper bound of its flushes per call.
  */
-#ifdef __aarch64__
-#define T_FLUSH_MODULE_FN	"fr_arch_flush_moved"
-static const char *const t_flush_kfns[] = {
+const char *const t_flush_kfns[T_FLUSH_NKFNS] = {
 	"move_ptes", "move_normal_pmd", "move_normal_pud", "move_huge_pmd",
 };
+
+#ifdef __aarch64__
 #define T_TLB_PROBE_FILE	"kprobe_events"
 #else
 #define T_TLB_PROBE_FILE	"events/tlb/tlb_flush/enable"
@@ -86,6 +86,25 @@ static char t_tlb_was_on[4];	/* tracing_on before it */
  * t_tlb_trace_end(). No filter either: lines are matched by pid when read.
  * Returns 0 or -errno.
  */
+/* Saves tracing_on, then turns recording off: a session starts paused. */
+static void t_tlb_pause(const char *dir)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/tracing_on", dir);
+	if (t_read_str(path, t_tlb_was_on, sizeof(t_tlb_was_on)))
+		t_tlb_was_on[0] = '1';
+	t_write_file(dir, "tracing_on", "0", O_TRUNC);
+}
+
+/* Clears the buffer and puts tracing_on back: a session's last steps. */
+static void t_tlb_resume(const char *dir)
+{
+	t_write_file(dir, "trace", "", O_TRUNC);
+	t_write_file(dir, "tracing_on", t_tlb_was_on[0] == '0' ? "0" : "1", O_TRUNC);
+	t_tlb_session = t_tlb_owned = 0;
+}
+
 #ifdef __aarch64__
 /* The kprobe events t_tlb_trace_begin() added, by function name. */
 static char t_tlb_probes[5][32];
@@ -139,9 +158,7 @@ void t_tlb_trace_end(void)
 		t_write_file(dir, "kprobe_events", cmd, O_APPEND);
 	}
 	t_tlb_nprobes = 0;
-	t_write_file(dir, "trace", "", O_TRUNC);
-	t_write_file(dir, "tracing_on", t_tlb_was_on[0] == '0' ? "0" : "1", O_TRUNC);
-	t_tlb_session = t_tlb_owned = 0;
+	t_tlb_resume(dir);
 }
 
 /*
@@ -151,15 +168,11 @@ void t_tlb_trace_end(void)
 int t_tlb_trace_begin(void)
 {
 	const char *dir = t_tracefs();
-	char path[160];
 	int ret;
 
 	if (!dir)
 		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/tracing_on", dir);
-	if (t_read_str(path, t_tlb_was_on, sizeof(t_tlb_was_on)))
-		t_tlb_was_on[0] = '1';
-	t_write_file(dir, "tracing_on", "0", O_TRUNC);
+	t_tlb_pause(dir);
 	t_write_file(dir, "options/record-cmd", "0", O_TRUNC);
 	t_tlb_nprobes = 0;
 	ret = t_tlb_add_probe(dir, T_FLUSH_MODULE_FN, "fastremap:");
@@ -186,10 +199,7 @@ int t_tlb_trace_begin(void)
 
 	if (!dir)
 		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/tracing_on", dir);
-	if (t_read_str(path, t_tlb_was_on, sizeof(t_tlb_was_on)))
-		t_tlb_was_on[0] = '1';
-	t_write_file(dir, "tracing_on", "0", O_TRUNC);
+	t_tlb_pause(dir);
 	snprintf(path, sizeof(path), "%s/events/tlb/tlb_flush/enable", dir);
 	if (t_read_str(path, on, sizeof(on)))
 		on[0] = 0;
@@ -211,11 +221,24 @@ void t_tlb_trace_end(void)
 		return;
 	if (t_tlb_owned)
 		t_write_file(dir, "events/tlb/tlb_flush/enable", "0", O_TRUNC);
-	t_write_file(dir, "trace", "", O_TRUNC);
-	t_write_file(dir, "tracing_on", t_tlb_was_on[0] == '0' ? "0" : "1", O_TRUNC);
-	t_tlb_session = t_tlb_owned = 0;
+	t_tlb_resume(dir);
 }
 #endif
+
+long t_trace_pid(const char *line, const char **at)
+{
+	const char *br = strstr(line, " ["), *q;
+
+	*at = br;
+	if (!br)
+		return -1;
+	q = br;
+	while (q > line && q[-1] == ' ')
+		q--;
+	while (q > line && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return q == line || q[-1] != '-' ? -1 : strtol(q, NULL, 10);
+}
 
 /*
  * The event name of a trace line and where its fields start, or NULL:
@@ -286,22 +309,17 @@ int t_tlb_trace_count(void (*fn)(void *), void *arg,
 	}
 	while (getline(&line, &cap, f) > 0) {
 		const char *name;
-		char *ev = t_tlb_event(line, &name), *br, *q, *r, *nl;
+		char *ev = t_tlb_event(line, &name), *q, *r, *nl;
+		const char *br = NULL;
 		long lpid;
 
 		if (line[0] == '#' || !ev)
 			continue;
 		/* "  comm-PID  [CPU] flags  ts: tlb_flush: pages:N reason:R (n)" */
-		br = strstr(line, " [");
+		lpid = t_trace_pid(line, &br);
 		if (!br || br > ev)
 			continue;
-		q = br;
-		while (q > line && q[-1] == ' ')
-			q--;
-		while (q > line && q[-1] >= '0' && q[-1] <= '9')
-			q--;
-		lpid = strtol(q, NULL, 10);
-		if (q == line || q[-1] != '-' || lpid != pid) {
+		if (lpid != pid) {
 			out->other++;
 			continue;
 		}

@@ -346,6 +346,14 @@ struct t_tlb_counts {
 	} r[T_TLB_REASONS];
 };
 
+/*
+ * arm64 counts flushes with kprobe events (tlb.c): on the module's flush
+ * and on mm/mremap.c's movers that end in one range flush each.
+ */
+#define T_FLUSH_MODULE_FN	"fr_arch_flush_moved"
+#define T_FLUSH_NKFNS		4
+extern const char *const t_flush_kfns[T_FLUSH_NKFNS];
+
 /* The tracefs directory with the flush event (or kprobe events), or NULL. */
 const char *t_tracefs(void);
 
@@ -360,6 +368,12 @@ int t_read_str(const char *path, char *buf, size_t n);
 
 /* Whether the kernel's log buffer holds @text (read as root). */
 int t_kernel_log_has(const char *text);
+
+/*
+ * The PID of a line of tracefs's trace, "  comm-PID  [CPU] flags  ts:
+ * event: ...", or -1; *at: where its " [CPU]" starts (NULL if nowhere).
+ */
+long t_trace_pid(const char *line, const char **at);
 
 /* The count of one reason ("local mm shootdown"...), by prefix, any case. */
 int t_tlb_reason(const struct t_tlb_counts *c, const char *reason);
