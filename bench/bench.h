@@ -118,7 +118,6 @@ void mincore_init(void);
 int check_source_gone(int c, char *src, size_t len);
 long count_vmas(uintptr_t lo, uintptr_t hi);
 long anon_huge_kb(void);
-int pin_to(int cpu);
 int writer_create(int cpu);
 void writer_go(void);
 void writer_stop(void);

@@ -158,7 +158,7 @@ int main(void)
 	settle_init();
 	mincore_init();
 	/* The mover on CPU 0; workload 4's writer takes CPU 1. */
-	pin_to(0);
+	t_pin_cpu(0);
 	header();
 	why = tr_setup();
 #ifdef __aarch64__

@@ -85,15 +85,6 @@ long anon_huge_kb(void)
 	return p ? strtol(p + 14, NULL, 10) : -1;
 }
 
-int pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* ---- the writer thread of workload 4 ---- */
 
 static struct {
@@ -113,7 +104,7 @@ static void *writer_main(void *arg)
 	size_t i;
 
 	(void)arg;
-	pin_to(wr.cpu);
+	t_pin_cpu(wr.cpu);
 	for (;;) {
 		pthread_mutex_lock(&wr.mu);
 		while (!atomic_load(&wr.active) && !atomic_load(&wr.quit))

@@ -436,21 +436,9 @@ static uint32_t mv_valid(struct fastremap_move_vec *v, uint32_t want)
 	memcpy(work, mv_tags, sizeof(work));
 	for (int tries = 0; n < want && tries < 400; tries++) {
 		size_t len = 1 + rnd() % 8, s = rnd() % (MV_PAGES - len), d = rnd() % (MV_PAGES - len);
-		int ok = s + len <= d || d + len <= s;
 
-		for (size_t i = 0; ok && i < len; i++)
-			ok = !used[s + i] && !used[d + i] && work[s + i] && !work[d + i];
-		if (!ok)
-			continue;
-		for (size_t i = 0; i < len; i++) {
-			used[s + i] = used[d + i] = 1;
-			work[d + i] = work[s + i];
-			work[s + i] = 0;
-		}
-		v[n].src = (uintptr_t)mv_heap + s * PG;
-		v[n].dst = (uintptr_t)mv_heap + d * PG;
-		v[n].len = len * PG;
-		n++;
+		if (t_mv_fits(work, used, used, s, d, len, 0))
+			t_mv_add(&v[n++], mv_heap, work, used, used, s, d, len);
 	}
 	return n;
 }

@@ -48,23 +48,9 @@ static uint32_t gen_batch(const uint64_t *tags, struct fastremap_move_vec *v,
 	memset(used_dst, 0, sizeof(used_dst));
 	for (int tries = 0; n < want && tries < 200000; tries++) {
 		size_t len = 1 + rnd(16), s = rnd(NPAGES - len), d = rnd(NPAGES - len);
-		int ok = s + len <= d || d + len <= s;
 
-		for (size_t i = 0; ok && i < len; i++)
-			ok = !used_src[s + i] && !used_dst[d + i] && !work[d + i] &&
-			     (holes || work[s + i]);
-		if (!ok)
-			continue;
-		for (size_t i = 0; i < len; i++) {
-			used_src[s + i] = 1;
-			used_dst[d + i] = 1;
-			work[d + i] = work[s + i];
-			work[s + i] = 0;
-		}
-		v[n].src = (uintptr_t)heap + s * PG;
-		v[n].dst = (uintptr_t)heap + d * PG;
-		v[n].len = len * PG;
-		n++;
+		if (t_mv_fits(work, used_src, used_dst, s, d, len, holes))
+			t_mv_add(&v[n++], heap, work, used_src, used_dst, s, d, len);
 	}
 	return n;
 }

@@ -75,19 +75,10 @@ static struct {
 	double t_hold, t_offline, t_release;
 } ctl;
 
-static int pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s);
-}
-
 static void *prober(void *arg)
 {
 	(void)arg;
-	if (pin(1) || sched_getcpu() != 1)
+	if (t_pin_cpu(1) || sched_getcpu() != 1)
 		atomic_store(&pr.wrong_cpu, 1);
 	for (;;) {
 		int ph = atomic_load(&pr.phase);
@@ -329,7 +320,7 @@ int main(int argc, char **argv)
 	tap_diag("%d rounds: %d pages moved in one call, held before the flush; the first soft-offlined meanwhile",
 		 ROUNDS, NPG);
 
-	if (!tap_ok(pin(0) == 0 && pthread_create(&tp, NULL, prober, NULL) == 0 &&
+	if (!tap_ok(t_pin_cpu(0) == 0 && pthread_create(&tp, NULL, prober, NULL) == 0 &&
 		    pthread_create(&to, NULL, offliner, NULL) == 0 &&
 		    pthread_create(&tr, NULL, releaser, NULL) == 0,
 		    "the prober on CPU 1, two helpers and this thread on CPU 0"))

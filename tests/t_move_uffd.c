@@ -78,16 +78,7 @@ static uint32_t gen_batch(struct fastremap_move_vec *v, uint32_t want, int holes
 		}
 		if (!ok || (n == bad_at && !odd))
 			continue;
-		for (size_t i = 0; i < len; i++) {
-			used_src[s + i] = 1;
-			used_dst[d + i] = 1;
-			work[d + i] = work[s + i];
-			work[s + i] = 0;
-		}
-		v[n].src = (uintptr_t)ha + s * PG;
-		v[n].dst = (uintptr_t)ha + d * PG;
-		v[n].len = len * PG;
-		n++;
+		t_mv_add(&v[n++], ha, work, used_src, used_dst, s, d, len);
 		/* Nothing after a failing move would run. */
 		if (odd)
 			break;

@@ -86,16 +86,6 @@ static void w_segv(int sig)
 	siglongjmp(w_env, 1);
 }
 
-/* Mover and writer on different CPUs, so that they run at the same time. */
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *writer(void *arg)
 {
 	volatile uint64_t *p;
@@ -103,7 +93,7 @@ static void *writer(void *arg)
 	size_t i;
 
 	(void)arg;
-	pin(1);
+	t_pin_cpu(1);
 	if (sigsetjmp(w_env, 1))
 		return NULL;	/* the source is gone: the move is done */
 	w_armed = 1;
@@ -450,7 +440,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_NODEFER;
 	sigaction(SIGSEGV, &sa, NULL);
-	pin(0);
+	t_pin_cpu(0);
 	for (shared = 0; shared < 2; shared++) {
 		run(0);
 		run(1);

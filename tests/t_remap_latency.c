@@ -100,15 +100,6 @@ static double now_ms(void)
 	return t_now() * 1e3;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	sched_setaffinity(0, sizeof(s), &s);
-}
-
 /*
  * The probe's operation: fork and exit, or map and unmap a page of @memfd.
  * In the fork tree both sides wait: fork() in the probe (anon_vma_fork())
@@ -119,7 +110,7 @@ static void probe_loop(struct probe *pr, int memfd, char *page)
 {
 	int last = 0;
 
-	pin(1);
+	t_pin_cpu(1);
 	pr->ready = 1;
 	while (pr->phase < 2) {
 		int ph = pr->phase;
@@ -170,7 +161,7 @@ static long wake_count;
 static void *waker(void *arg)
 {
 	(void)arg;
-	pin(0);
+	t_pin_cpu(0);
 	while (wake_phase < 3) {
 		int ph = wake_phase;
 		double t0 = now_ms(), late;
@@ -275,7 +266,7 @@ static void run(int shared, int use_module, struct result *res)
 		if (memfd < 0 || ftruncate(memfd, len))
 			return;
 	}
-	pin(0);
+	t_pin_cpu(0);
 	src = make_region(&sa, memfd);
 	dst = t_pick(len, SZ_2M, &da);
 	if (!src || !dst)
@@ -333,7 +324,7 @@ static void run_move(int use_module, struct result *res)
 	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (pr == MAP_FAILED)
 		return;
-	pin(0);
+	t_pin_cpu(0);
 	heap = t_map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &ha);
 	if (!heap)

@@ -21,38 +21,7 @@
 #include <sys/mman.h>
 #include "tlib.h"
 
-#define PM_SOFT_DIRTY	(1ULL << 55)
-#define PM_PRESENT	(1ULL << 63)
-
 static int fd = -1;
-
-/* Pages of [p, p+len) that pagemap shows present and soft-dirty; -1 on error. */
-static long soft_dirty_pages(const void *p, size_t len, long *present)
-{
-	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	long n = 0;
-
-	*present = 0;
-	if (pm < 0)
-		return -1;
-	for (size_t off = 0; off < len; off += PG) {
-		uint64_t e;
-
-		if (pread(pm, &e, sizeof(e), ((uintptr_t)p + off) / PG * 8) != sizeof(e)) {
-			close(pm);
-			return -1;
-		}
-		*present += !!(e & PM_PRESENT);
-		n += (e & PM_SOFT_DIRTY) && (e & PM_PRESENT);
-	}
-	close(pm);
-	return n;
-}
-
-static int clear_soft_dirty(void)
-{
-	return t_write_str("/proc/self/clear_refs", "4");
-}
 
 struct sd_case {
 	const char *name;
@@ -113,12 +82,12 @@ static long sd_move(const struct sd_case *c, int use_module, long *present,
 	else
 		madvise(src, c->len, MADV_NOHUGEPAGE);
 	t_fill_pattern(src, c->len, 55);
-	if (clear_soft_dirty()) {
+	if (t_clear_soft_dirty()) {
 		*why = "clear_refs";
 		n = -1;
 		goto out;
 	}
-	before = soft_dirty_pages(src, c->len, &pres);
+	before = t_soft_dirty_pages(src, c->len, &pres);
 	if (before != 0 || pres != (long)(c->len / PG)) {
 		*why = "soft-dirty still set after clear_refs, or pages not present";
 		n = -1;
@@ -141,7 +110,7 @@ static long sd_move(const struct sd_case *c, int use_module, long *present,
 	}
 	t_smaps_range((uintptr_t)dst, (uintptr_t)dst + c->len, &sm);
 	*thp_kb = sm.anon_huge_kb;
-	n = soft_dirty_pages(dst, c->len, present);
+	n = t_soft_dirty_pages(dst, c->len, present);
 out:
 	t_release(&sa);
 	t_release(&da);
@@ -154,7 +123,7 @@ static void test_soft_dirty(void)
 
 	char *fresh;
 
-	if (access("/proc/self/clear_refs", W_OK) || clear_soft_dirty()) {
+	if (access("/proc/self/clear_refs", W_OK) || t_clear_soft_dirty()) {
 		tap_skip_test("no clear_refs", "soft-dirty after a move");
 		return;
 	}
@@ -163,7 +132,7 @@ static void test_soft_dirty(void)
 	if (fresh == MAP_FAILED)
 		return;
 	*(volatile char *)fresh = 1;
-	if (soft_dirty_pages(fresh, PG, &pres) != 1) {
+	if (t_soft_dirty_pages(fresh, PG, &pres) != 1) {
 		munmap(fresh, PG);
 		tap_skip_test("the kernel does not track soft-dirty", "soft-dirty after a move");
 		return;

@@ -41,15 +41,6 @@ static atomic_int go, stop_all;
 static atomic_ulong writes, faults;
 static uint64_t last[NPAGES];	/* the faulter's last unfaulted value per page */
 
-static int pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s);
-}
-
 /* Writes v at p: 0, or -1 if the write faulted. */
 static int probe_write(char *p, uint64_t v)
 {
@@ -66,7 +57,7 @@ static void *faulter(void *arg)
 	uint64_t v = 1;
 
 	(void)arg;
-	pin(1);
+	t_pin_cpu(1);
 	t_probe_init();
 	while (!atomic_load(&stop_all)) {
 		char *p;
@@ -113,7 +104,7 @@ static int child(int skew)
 	pthread_t t;
 	int bad = 0, moved = 0;
 
-	pin(0);
+	t_pin_cpu(0);
 	areas[0] = t_map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a[0]);
 	areas[1] = t_pick(LEN + SZ_2M, SZ_2M, &a[1]);

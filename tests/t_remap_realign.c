@@ -23,8 +23,6 @@
 #include <sys/mman.h>
 #include "tlib.h"
 
-#define PM_SOFT_DIRTY	(1ULL << 55)
-#define PM_PRESENT	(1ULL << 63)
 #define SPAN		(8 * SZ_1M)	/* the hole around each end */
 
 static int fd = -1;
@@ -50,34 +48,6 @@ static const struct rcase cases[] = {
 	{ "a mapping below the target in its PMD", SZ_1M, 3 * SZ_1M, 0, 1, 0 },
 	{ "ends before the boundary", SZ_1M, SZ_1M - PG, 0, 0, 0 },
 };
-
-/* Pages of [p, p+len) that pagemap shows present and soft-dirty; -1 on error. */
-static long soft_dirty_pages(const void *p, size_t len, long *present)
-{
-	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	long n = 0;
-
-	*present = 0;
-	if (pm < 0)
-		return -1;
-	for (size_t off = 0; off < len; off += PG) {
-		uint64_t e;
-
-		if (pread(pm, &e, sizeof(e), ((uintptr_t)p + off) / PG * 8) != sizeof(e)) {
-			close(pm);
-			return -1;
-		}
-		*present += !!(e & PM_PRESENT);
-		n += (e & PM_SOFT_DIRTY) && (e & PM_PRESENT);
-	}
-	close(pm);
-	return n;
-}
-
-static int clear_soft_dirty(void)
-{
-	return t_write_str("/proc/self/clear_refs", "4");
-}
 
 struct result {
 	long sd;		/* soft-dirty pages at the target */
@@ -128,7 +98,7 @@ static int run_case(const struct rcase *c, int use_module, struct result *out,
 	/* 4 KiB pages only: whole tables against single PTEs is the point. */
 	madvise(src, c->len, MADV_NOHUGEPAGE);
 	t_fill_pattern(src, c->len, 71);
-	if (clear_soft_dirty() || soft_dirty_pages(src, c->len, &pres) != 0 ||
+	if (t_clear_soft_dirty() || t_soft_dirty_pages(src, c->len, &pres) != 0 ||
 	    pres != (long)(c->len / PG)) {
 		*why = "soft-dirty still set after clear_refs, or pages not present";
 		goto out;
@@ -155,7 +125,7 @@ static int run_case(const struct rcase *c, int use_module, struct result *out,
 		*why = "a neighbour changed";
 		goto out;
 	}
-	out->sd = soft_dirty_pages(dst, c->len, &pres);
+	out->sd = t_soft_dirty_pages(dst, c->len, &pres);
 	if (out->sd < 0 || pres != (long)(c->len / PG)) {
 		*why = "pagemap of the target";
 		goto out;
@@ -238,7 +208,7 @@ int main(int argc, char **argv)
 	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device"))
 		return tap_done();
-	if (access("/proc/self/clear_refs", W_OK) || clear_soft_dirty()) {
+	if (access("/proc/self/clear_refs", W_OK) || t_clear_soft_dirty()) {
 		tap_skip_test("no clear_refs", "realignment");
 		return tap_done();
 	}
@@ -246,7 +216,7 @@ int main(int argc, char **argv)
 	if (fresh == MAP_FAILED)
 		return tap_done();
 	*(volatile char *)fresh = 1;
-	if (soft_dirty_pages(fresh, PG, &pres) != 1) {
+	if (t_soft_dirty_pages(fresh, PG, &pres) != 1) {
 		tap_skip_test("the kernel does not track soft-dirty", "realignment");
 		return tap_done();
 	}

@@ -50,19 +50,10 @@ static struct {
 	atomic_int wrong_cpu;
 } st;
 
-static int pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s);
-}
-
 static void *prober(void *arg)
 {
 	(void)arg;
-	if (pin(1) || sched_getcpu() != 1)
+	if (t_pin_cpu(1) || sched_getcpu() != 1)
 		atomic_store(&st.wrong_cpu, 1);
 	for (;;) {
 		int ph = atomic_load(&st.phase);
@@ -200,7 +191,7 @@ int main(int argc, char **argv)
 	       "the kernel flushes exactly the range asked (flush ceiling raised)");
 #endif
 
-	if (!tap_ok(pin(0) == 0 && pthread_create(&t, NULL, prober, NULL) == 0,
+	if (!tap_ok(t_pin_cpu(0) == 0 && pthread_create(&t, NULL, prober, NULL) == 0,
 		    "pin this thread to CPU 0, the prober to CPU 1"))
 		return tap_done();
 	for (int r = 0; r < ROUNDS; r++) {

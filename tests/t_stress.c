@@ -1322,21 +1322,9 @@ static void sc_move(const char *name, int thp)
 		for (int t = 0; n < want && t < 5000; t++) {
 			size_t len = 1 + rnd() % 16, s = rnd() % (S10_PAGES - len);
 			size_t d = rnd() % (S10_PAGES - len);
-			int ok = s + len <= d || d + len <= s;
 
-			for (size_t i = 0; ok && i < len; i++)
-				ok = !used[s + i] && !used[d + i] && work[s + i] && !work[d + i];
-			if (!ok)
-				continue;
-			for (size_t i = 0; i < len; i++) {
-				used[s + i] = used[d + i] = 1;
-				work[d + i] = work[s + i];
-				work[s + i] = 0;
-			}
-			v[n].src = (uintptr_t)s10_heap + s * PG;
-			v[n].dst = (uintptr_t)s10_heap + d * PG;
-			v[n].len = len * PG;
-			n++;
+			if (t_mv_fits(work, used, used, s, d, len, 0))
+				t_mv_add(&v[n++], s10_heap, work, used, used, s, d, len);
 		}
 		/*
 		 * Written again: exclusive unless a child is alive right now.

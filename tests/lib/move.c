@@ -54,6 +54,31 @@ int t_tags_check(const char *p, size_t len, uint64_t seed, uint64_t first)
 	return 0;
 }
 
+int t_mv_fits(const uint64_t *work, const uint8_t *used_src, const uint8_t *used_dst,
+	      size_t s, size_t d, size_t len, int holes)
+{
+	if (s + len > d && d + len > s)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (used_src[s + i] || used_dst[d + i] || work[d + i] || !(holes || work[s + i]))
+			return 0;
+	return 1;
+}
+
+void t_mv_add(struct fastremap_move_vec *v, char *heap, uint64_t *work, uint8_t *used_src,
+	      uint8_t *used_dst, size_t s, size_t d, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		used_src[s + i] = 1;
+		used_dst[d + i] = 1;
+		work[d + i] = work[s + i];
+		work[s + i] = 0;
+	}
+	v->src = (uintptr_t)heap + s * PG;
+	v->dst = (uintptr_t)heap + d * PG;
+	v->len = len * PG;
+}
+
 void t_mv_model(uint64_t *tags, uintptr_t base,
 		const struct fastremap_move_vec *v, uint32_t n,
 		uint64_t done, uint64_t done_bytes)
@@ -180,4 +205,31 @@ int t_have_uffd_move(void)
 	ok = !ioctl(uffd, UFFDIO_API, &api) && (api.features & UFFD_FEATURE_MOVE);
 	close(uffd);
 	return ok;
+}
+
+long t_soft_dirty_pages(const void *p, size_t len, long *present)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	long n = 0;
+
+	*present = 0;
+	if (pm < 0)
+		return -1;
+	for (size_t off = 0; off < len; off += PG) {
+		uint64_t e;
+
+		if (pread(pm, &e, sizeof(e), ((uintptr_t)p + off) / PG * 8) != sizeof(e)) {
+			close(pm);
+			return -1;
+		}
+		*present += !!(e & PM_PRESENT);
+		n += (e & PM_SOFT_DIRTY) && (e & PM_PRESENT);
+	}
+	close(pm);
+	return n;
+}
+
+int t_clear_soft_dirty(void)
+{
+	return t_write_str("/proc/self/clear_refs", "4");
 }

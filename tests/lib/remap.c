@@ -299,6 +299,15 @@ void *t_map_aligned(size_t len, size_t align, int prot, int flags,
 	return m;
 }
 
+int t_pin_cpu(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return sched_setaffinity(0, sizeof(s), &s);
+}
+
 double t_now(void)
 {
 	struct timespec t;

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -412,6 +413,10 @@ int t_tlb_trace_count(void (*fn)(void *), void *arg,
 /* ---------------------------------------------------------------------- */
 /* Misc                                                                    */
 
+/* Pins the calling thread to one CPU: 0, or -1 with errno. */
+int t_pin_cpu(int cpu);
+
+/* CLOCK_MONOTONIC in seconds. */
 double t_now(void);
 
 const char *t_errname(int e);
@@ -462,6 +467,15 @@ void t_swap_off(void);
 #define PM_SOFT_DIRTY	(1ULL << 55)
 #define PM_PFN(x)	((x) & ((1ULL << 55) - 1))
 
+/*
+ * Pages of [p, p+len) that pagemap shows present and soft-dirty (their
+ * count of present ones in *present); -1 on error.
+ */
+long t_soft_dirty_pages(const void *p, size_t len, long *present);
+
+/* Clears the soft-dirty bits of this process (clear_refs 4). */
+int t_clear_soft_dirty(void);
+
 /* A page's tag: nonzero, and unlike any pattern a fresh page holds. */
 uint64_t t_tag(uint64_t seed, size_t pg);
 
@@ -486,6 +500,18 @@ int t_tags_check(const char *p, size_t len, uint64_t seed, uint64_t first);
  * (nothing mapped), MV_ZERO for the shared zero page.
  */
 #define MV_ZERO	2ULL
+
+/*
+ * Building a batch of valid moves against a working copy of the model
+ * (work[]) and the pages its moves already use as sources and as
+ * destinations: whether len pages from s may move to d (disjoint, the
+ * pages unused, an empty destination, a source with data unless holes);
+ * and the move added to the batch at *v, the working copy updated.
+ */
+int t_mv_fits(const uint64_t *work, const uint8_t *used_src, const uint8_t *used_dst,
+	      size_t s, size_t d, size_t len, int holes);
+void t_mv_add(struct fastremap_move_vec *v, char *heap, uint64_t *work, uint8_t *used_src,
+	      uint8_t *used_dst, size_t s, size_t d, size_t len);
 
 /* Applies moves [0, done) and done_bytes of moves[done] to the model. */
 void t_mv_model(uint64_t *tags, uintptr_t base,
