@@ -29,10 +29,6 @@
 #include <stdatomic.h>
 #include "tlib.h"
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
-
 #define HEAP		(4 * SZ_1M)
 #define NPAGES		(HEAP / PG)
 #define MUTATORS	3

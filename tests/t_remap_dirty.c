@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * No dirty bit may be lost by a move (issue 12, item 2).
+ * No dirty bit may be lost by a move.
  *
  * The module's mover clears each source entry with an atomic get-and-clear
  * and carries the bits it read (dirty and accessed included) into the
@@ -39,9 +39,9 @@
  * Last, the tables after the move: a MREMAP_DONTUNMAP source keeps its
  * emptied PTE tables, as after mremap(2) (see dontunmap_once()).
  *
- * Written for the copying PTE mover of issue 12 (rejected: see
- * module/pgmove.c), whose detached-table window it aimed at; kept because
- * the property is every mover's.
+ * Written for a PTE mover that copied whole tables and detached them
+ * (rejected: see fr_move_ptes() in module/pgmove.c), whose detached-table
+ * window it aimed at; kept because the property is every mover's.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -49,13 +49,6 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include "tlib.h"
-
-#ifndef MADV_FREE
-#define MADV_FREE	8
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
 
 #define REGION		(32 * SZ_1M)
 #define PAGES		(REGION / PG)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Realignment of congruent moves that start inside a PMD (issue 12, item 3).
+ * Realignment of congruent moves that start inside a PMD.
  *
  * Since 6.7 mremap(2) moves [old, old + len) from the PMD boundary below
  * old when old and new are congruent modulo 2 MiB, each is where its VMA

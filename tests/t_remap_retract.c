@@ -21,10 +21,6 @@
 #include <sys/wait.h>
 #include "tlib.h"
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-
 #define PARAMS "/sys/module/fastremap/parameters/"
 #define HOLD PARAMS "hold_after_prepare"
 #define RETRIES PARAMS "prepare_retries"

@@ -51,15 +51,6 @@
 #include <sys/wait.h>
 #include "tlib.h"
 
-#ifndef MADV_FREE
-#define MADV_FREE	8
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE	25
-#endif
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT	1
 #endif

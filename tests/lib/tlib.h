@@ -82,6 +82,16 @@ int tap_done(void);
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
+/* madvise(2) advice newer than some C libraries' headers. */
+#ifndef MADV_FREE
+#define MADV_FREE		8
+#endif
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
 
 #define PG		4096UL
 #define SZ_4K		(4UL << 10)
