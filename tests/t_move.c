@@ -510,6 +510,20 @@ static void kind_case(const char *name, char *p, size_t len, int want)
 		tap_ok(t_move(fd, &v, 1, 0, NULL) == 0, "%s (%s)", name, strerror(errno));
 }
 
+/* p with its first page faulted in, unless MAP_FAILED. */
+static char *touched(char *p)
+{
+	if (p != MAP_FAILED)
+		p[0] = 1;
+	return p;
+}
+
+static void unmap_ok(char *p, size_t len)
+{
+	if (p != MAP_FAILED)
+		munmap(p, len);
+}
+
 static void mapping_cases(void)
 {
 	size_t len = P(16);
@@ -519,27 +533,18 @@ static void mapping_cases(void)
 
 	if (mfd >= 0 && ftruncate(mfd, len))
 		mfd = -1;
-	p = mfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, mfd, 0);
-	if (p != MAP_FAILED)
-		p[0] = 1;
+	p = touched(mfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, mfd, 0));
 	kind_case("a private file mapping -> EINVAL", p, len, EINVAL);
-	if (p != MAP_FAILED)
-		munmap(p, len);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED)
-		p[0] = 1;
+	unmap_ok(p, len);
+	p = touched(mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
 	kind_case("a shared anonymous mapping -> EINVAL", p, len, EINVAL);
-	if (p != MAP_FAILED)
-		munmap(p, len);
+	unmap_ok(p, len);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED && mlock(p, PG))
 		tap_diag("mlock: %s", strerror(errno));
 	kind_case("an mlocked mapping -> EINVAL", p, PG * 2, EINVAL);
-	if (p != MAP_FAILED)
-		munmap(p, len);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED)
-		p[0] = 1;
+	unmap_ok(p, len);
+	p = touched(mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
 #ifndef SYS_mseal
 #define SYS_mseal 462
 #endif

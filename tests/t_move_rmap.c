@@ -299,14 +299,9 @@ int main(int argc, char **argv)
 	pthread_t tp, to, tr;
 	int fd, fails = 0;
 
-	t_parse_args(&argc, argv);
-	fd = t_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_smp(&argc, argv, "an rmap walker waits for the batch's flush");
+	if (fd < 0)
 		return tap_done();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		tap_skip_test("one CPU", "an rmap walker waits for the batch's flush");
-		return tap_done();
-	}
 	if (access(OFFLINE, W_OK)) {
 		tap_skip_test("no " OFFLINE " (CONFIG_MEMORY_FAILURE)",
 			      "an rmap walker waits for the batch's flush");

@@ -241,6 +241,19 @@ static void window_end(struct probe *pr, pthread_t wt, pid_t pid, struct result 
 	res->wakes = wake_count;
 }
 
+/* A run's start: *res cleared, the probe's shared page, the mover on CPU 0. */
+static struct probe *run_begin(struct result *res)
+{
+	struct probe *pr;
+
+	memset(res, 0, sizeof(*res));
+	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pr == MAP_FAILED)
+		return NULL;
+	t_pin_cpu(0);
+	return pr;
+}
+
 /*
  * One run: @shared picks the scenario, @use_module the mover (0 mremap(2),
  * 1 the module, 2 the module with its pass bound lifted). The probe
@@ -257,16 +270,14 @@ static void run(int shared, int use_module, struct result *res)
 	pid_t pid;
 	double t0;
 
-	memset(res, 0, sizeof(*res));
-	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (pr == MAP_FAILED)
+	pr = run_begin(res);
+	if (!pr)
 		return;
 	if (shared) {
 		memfd = memfd_create("fr_latency", 0);
 		if (memfd < 0 || ftruncate(memfd, len))
 			return;
 	}
-	t_pin_cpu(0);
 	src = make_region(&sa, memfd);
 	dst = t_pick(len, SZ_2M, &da);
 	if (!src || !dst)
@@ -320,11 +331,9 @@ static void run_move(int use_module, struct result *res)
 	pid_t pid;
 	double t0;
 
-	memset(res, 0, sizeof(*res));
-	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (pr == MAP_FAILED)
+	pr = run_begin(res);
+	if (!pr)
 		return;
-	t_pin_cpu(0);
 	heap = t_map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &ha);
 	if (!heap)

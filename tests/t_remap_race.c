@@ -172,14 +172,9 @@ int main(int argc, char **argv)
 	};
 	int kbad;
 
-	t_parse_args(&argc, argv);
-	fd = t_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_smp(&argc, argv, "faults racing with moves");
+	if (fd < 0)
 		return tap_done();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		tap_skip_test("one CPU", "faults racing with moves");
-		return tap_done();
-	}
 	kbad = klog_bad();
 	for (size_t r = 0; r < ARRAY_SIZE(runs); r++) {
 		static const char *const why[] = {

@@ -162,14 +162,9 @@ int main(int argc, char **argv)
 	char old_ceiling[32] = "";
 	pthread_t t;
 
-	t_parse_args(&argc, argv);
-	fd = t_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_smp(&argc, argv, "stale-TLB detector");
+	if (fd < 0)
 		return tap_done();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		tap_skip_test("one CPU", "stale-TLB detector");
-		return tap_done();
-	}
 #ifdef __aarch64__
 	/*
 	 * arm64 flushes a range by page, or whole past 512 pages, unless the

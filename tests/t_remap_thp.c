@@ -76,6 +76,29 @@ static void diag_counts(const char *name, const struct fastremap_remap *r)
 			 (unsigned long long)r->tlb_flushes);
 }
 
+/*
+ * Moves the LEN bytes at from to a place aligned to align (t_pick()), and
+ * checks that they landed with their data and left from unmapped: the
+ * destination, or NULL (skipped or failed, said).
+ */
+static char *move_to(const char *name, char *from, size_t align, struct t_area *a,
+		     uint64_t seed, struct fastremap_remap *r)
+{
+	char *d = t_pick(LEN, align, a), *p;
+
+	if (!d) {
+		tap_skip_test("cannot reserve", "%s", name);
+		return NULL;
+	}
+	p = t_remap(fd, from, LEN, LEN, MM | FX, d, r);
+	if (!tap_ok(p == d, "%s: lands at the requested address (%s)", name,
+		    p == MAP_FAILED ? t_errname(errno) : "ok"))
+		return NULL;
+	tap_ok(t_verify_pattern(d, LEN, seed, 0) < 0, "%s: data intact", name);
+	tap_ok(t_range_unmapped(from, LEN), "%s: old range unmapped", name);
+	return d;
+}
+
 int main(int argc, char **argv)
 {
 	struct t_area as, a1, a2 = { 0 }, a3 = { 0 }, a4 = { 0 };
@@ -111,17 +134,9 @@ int main(int argc, char **argv)
 
 	/* 1. PMD-aligned: every THP moves whole. */
 	name = "THP move to a 2M-aligned address";
-	d1 = t_pick(LEN, SZ_2M, &a1);
-	if (!d1) {
-		tap_skip_test("cannot reserve", "%s", name);
+	d1 = move_to(name, src, SZ_2M, &a1, seed, &r);
+	if (!d1)
 		goto out;
-	}
-	p = t_remap(fd, src, LEN, LEN, MM | FX, d1, &r);
-	if (!tap_ok(p == d1, "%s: lands at the requested address (%s)", name,
-		    p == MAP_FAILED ? t_errname(errno) : "ok"))
-		goto out;
-	tap_ok(t_verify_pattern(d1, LEN, seed, 0) < 0, "%s: data intact", name);
-	tap_ok(t_range_unmapped(src, LEN), "%s: old range unmapped", name);
 	ahp2 = anon_huge_kb(d1, LEN);
 	tap_ok(ahp2 == ahp, "%s: AnonHugePages %ld kB at the destination, was %ld kB",
 	       name, ahp2, ahp);
@@ -139,17 +154,9 @@ int main(int argc, char **argv)
 
 	/* 2. Misaligned by 4 KiB: THPs are split, their PTEs move. */
 	name = "THP move to a 4K-misaligned address";
-	d2 = t_pick(LEN, SZ_4K, &a2);	/* 4K- but not 8K-aligned */
-	if (!d2) {
-		tap_skip_test("cannot reserve", "%s", name);
+	d2 = move_to(name, d1, SZ_4K, &a2, seed, &r);	/* 4K- but not 8K-aligned */
+	if (!d2)
 		goto out2;
-	}
-	p = t_remap(fd, d1, LEN, LEN, MM | FX, d2, &r);
-	if (!tap_ok(p == d2, "%s: lands at the requested address (%s)", name,
-		    p == MAP_FAILED ? t_errname(errno) : "ok"))
-		goto out2;
-	tap_ok(t_verify_pattern(d2, LEN, seed, 0) < 0, "%s: data intact", name);
-	tap_ok(t_range_unmapped(d1, LEN), "%s: old range unmapped", name);
 	ahp2 = anon_huge_kb(d2, LEN);
 	tap_ok(ahp2 == 0, "%s: no PMD-mapped THP at the destination (AnonHugePages %ld kB)",
 	       name, ahp2);

@@ -42,6 +42,22 @@ int t_open(void)
 	return open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
 }
 
+int t_open_smp(int *argc, char **argv, const char *what)
+{
+	int fd;
+
+	t_parse_args(argc, argv);
+	fd = t_open();
+	if (!tap_ok(fd >= 0, "open the device"))
+		return -1;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		tap_skip_test("one CPU", "%s", what);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 pid_t t_raw_fork(void)
 {
 	return syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);

@@ -137,6 +137,12 @@ void t_parse_args(int *argc, char **argv);
 int t_open(void);
 
 /*
+ * The start of a test of two CPUs racing: t_parse_args(), t_open(), and
+ * a skip of what without a second CPU. The device, or -1: the test ends.
+ */
+int t_open_smp(int *argc, char **argv, const char *what);
+
+/*
  * fork(2) without the C library (no atfork handlers, no locks of its
  * own). arm64 has no fork system call: clone(SIGCHLD) is fork on every
  * architecture, and with the other arguments zero their order (which
