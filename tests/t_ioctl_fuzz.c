@@ -461,19 +461,16 @@ static int mv_spoil(struct fastremap_move *m, struct fastremap_move_vec *v, uint
 	case 5: v[k].len = -(uint64_t)PG; break;			/* wraps */
 	case 6: v[k].src = 0xffff800000000000ULL + (rnd() & 0xffffff000ULL); break;
 	case 7: v[k].dst = 0xffff800000000000ULL + (rnd() & 0xffffff000ULL); break;
-	case 8:								/* two sources overlap */
+	case 8:					/* two sources overlap, or (9) two destinations */
+	case 9:
 		if (n < 2)
 			return mv_spoil(m, v, n);
 		if (j == k)
 			j = (k + 1) % n;
-		v[k].src = v[j].src;
-		break;
-	case 9:								/* two destinations overlap */
-		if (n < 2)
-			return mv_spoil(m, v, n);
-		if (j == k)
-			j = (k + 1) % n;
-		v[k].dst = v[j].dst;
+		if (c == 8)
+			v[k].src = v[j].src;
+		else
+			v[k].dst = v[j].dst;
 		break;
 	case 10: m->flags = 2U << (rnd() % 31); break;
 	case 11: m->reserved[rnd() % ARRAY_SIZE(m->reserved)] = rnd() | 1; break;

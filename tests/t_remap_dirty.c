@@ -325,17 +325,7 @@ static void run(int use_module)
 /* Page-table bytes of this process (VmPTE, kB), or -1. */
 static long vm_pte_kb(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[128];
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPTE: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return t_proc_field("/proc/self/status", "VmPTE");
 }
 
 /* Reads every page of [p, p + len): zero-page faults where nothing is. */
@@ -426,9 +416,8 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = w_segv };
 
-	t_parse_args(&argc, argv);
-	fd = t_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_args(&argc, argv);
+	if (fd < 0)
 		return tap_done();
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_NODEFER;

@@ -204,9 +204,8 @@ int main(int argc, char **argv)
 	char *fresh;
 	long pres;
 
-	t_parse_args(&argc, argv);
-	fd = t_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_args(&argc, argv);
+	if (fd < 0)
 		return tap_done();
 	if (access("/proc/self/clear_refs", W_OK) || t_clear_soft_dirty()) {
 		tap_skip_test("no clear_refs", "realignment");

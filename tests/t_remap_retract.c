@@ -17,7 +17,6 @@
  * module must report that it prepared again (prepare_retries).
  */
 #define _GNU_SOURCE
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include "tlib.h"
 
@@ -37,12 +36,7 @@ static long read_param(const char *path)
 /* Kernels from 6.6 on retract page tables without mmap_lock. */
 static int retract_without_mmap_lock(void)
 {
-	struct utsname u;
-	int maj, min;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
-		return 0;
-	return maj > 6 || (maj == 6 && min >= 6);
+	return t_kernel_since(6, 6, 0);
 }
 
 /* The child: wait for the hold, collapse its mapping of the file, release. */

@@ -23,7 +23,6 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <sys/utsname.h>
 #include "tlib.h"
 
 #define MAX_IOCTL_FLUSHES	3
@@ -81,12 +80,7 @@ static long notified_flushes(void)
 /* 6.6+: every user TLB flush calls the mmu notifiers' secondary-TLB hook. */
 static int flush_tells_notifiers(void)
 {
-	struct utsname u;
-	int maj, min;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
-		return 1;
-	return maj > 6 || (maj == 6 && min >= 6);
+	return t_kernel_since(6, 6, 1);
 }
 #endif
 

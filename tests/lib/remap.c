@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "tlib.h"
+#include <sys/utsname.h>
 
 static int t_no_device = -1;
 
@@ -42,13 +43,20 @@ int t_open(void)
 	return open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
 }
 
-int t_open_smp(int *argc, char **argv, const char *what)
+int t_open_args(int *argc, char **argv)
 {
 	int fd;
 
 	t_parse_args(argc, argv);
 	fd = t_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	return tap_ok(fd >= 0, "open the device") ? fd : -1;
+}
+
+int t_open_smp(int *argc, char **argv, const char *what)
+{
+	int fd = t_open_args(argc, argv);
+
+	if (fd < 0)
 		return -1;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		tap_skip_test("one CPU", "%s", what);
@@ -315,6 +323,16 @@ void *t_map_aligned(size_t len, size_t align, int prot, int flags,
 	return m;
 }
 
+int t_kernel_since(int maj, int min, int unknown)
+{
+	struct utsname u;
+	int a, b;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return unknown;
+	return a > maj || (a == maj && b >= min);
+}
+
 int t_pin_cpu(int cpu)
 {
 	cpu_set_t s;
@@ -361,8 +379,7 @@ const char *t_flagstr(unsigned int f)
 	return b;
 }
 
-/* A "Key: N" field of a /proc file, read without allocating; -1 if absent. */
-static long t_proc_field(const char *path, const char *key)
+long t_proc_field(const char *path, const char *key)
 {
 	static char buf[16384];
 	size_t kl = strlen(key);

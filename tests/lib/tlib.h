@@ -136,6 +136,9 @@ void t_parse_args(int *argc, char **argv);
 /* Opens the device; in no-device mode, /dev/null stands in for it. */
 int t_open(void);
 
+/* A test's start: t_parse_args(), t_open(), said. The device, or -1. */
+int t_open_args(int *argc, char **argv);
+
 /*
  * The start of a test of two CPUs racing: t_parse_args(), t_open(), and
  * a skip of what without a second CPU. The device, or -1: the test ends.
@@ -428,6 +431,12 @@ int t_tlb_trace_count(void (*fn)(void *), void *arg,
 
 /* ---------------------------------------------------------------------- */
 /* Misc                                                                    */
+
+/* A "Key: N" field of a /proc file, read without allocating; -1 if absent. */
+long t_proc_field(const char *path, const char *key);
+
+/* Whether the running kernel is maj.min or later; unknown if it cannot tell. */
+int t_kernel_since(int maj, int min, int unknown);
 
 /* Pins the calling thread to one CPU: 0, or -1 with errno. */
 int t_pin_cpu(int cpu);
