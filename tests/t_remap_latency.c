@@ -320,18 +320,17 @@ out:
  */
 static void run_move(int use_module, struct result *res)
 {
+	struct probe *pr = run_begin(res);
 	size_t mlen = len / 4;
 	struct fastremap_move_vec v;
 	struct fastremap_move mres = { 0 };
 	struct t_area ha;
-	struct probe *pr;
-	pthread_t wt;
 	char *heap, *src, *dst;
+	pthread_t wt;
 	int r = -1;
 	pid_t pid;
 	double t0;
 
-	pr = run_begin(res);
 	if (!pr)
 		return;
 	heap = t_map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
