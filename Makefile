@@ -11,7 +11,7 @@ BUILD ?= build
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi $(CFLAGS)
+TEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -pthread -Iuapi -Itests/lib $(CFLAGS)
 
 # The test programs, from tests/programs: the in-VM ones are static (the
 # guest has no libc of its own); the host tests built here are the
@@ -50,23 +50,49 @@ module:
 
 tests: $(addprefix $(BUILD)/bin/,$(VM_TESTS) $(HOST_TESTS)) $(SHIM)
 
-$(BUILD)/bin/t_%: tests/t_%.c tests/tap.h tests/remap_util.h tests/move_util.h uapi/linux/fastremap.h module/ibt.h
+# The test library (tests/lib: TAP output and the helpers the programs
+# share), built once per build tree and linked into every test program and
+# the bench. Its objects suit static and dynamic links alike.
+TLIB_SRCS := $(wildcard tests/lib/*.c)
+TLIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/lib/obj/%.o,$(TLIB_SRCS))
+TLIB := $(BUILD)/lib/libtest.a
+
+$(BUILD)/lib/obj/%.o: tests/lib/%.c tests/lib/tlib.h uapi/linux/fastremap.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(if $(filter $*,$(patsubst t_%,%,$(VM_TESTS))),-static) -o $@ $<
+	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+$(TLIB): $(TLIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/bin/t_%: tests/t_%.c tests/lib/tlib.h uapi/linux/fastremap.h module/ibt.h $(TLIB)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) $(if $(filter $*,$(patsubst t_%,%,$(VM_TESTS))),-static) -o $@ $< $(TLIB)
 
 # The library's test runs on the host (fallback) and in the VM (fast
 # path): static, linked with the static library.
-$(BUILD)/bin/t_lib: tests/t_lib.c tests/tap.h userspace/fastremap.h $(LIBFR)
+$(BUILD)/bin/t_lib: tests/t_lib.c tests/lib/tlib.h userspace/fastremap.h $(TLIB) $(LIBFR)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
+	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(TLIB) $(LIBFR)
 
-$(BUILD)/bin/t_lib_standin: tests/t_lib_standin.c tests/tap.h userspace/fastremap.h uapi/linux/fastremap.h $(LIBFR)
+$(BUILD)/bin/t_lib_standin: tests/t_lib_standin.c tests/lib/tlib.h userspace/fastremap.h uapi/linux/fastremap.h $(TLIB) $(LIBFR)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Iuserspace -o $@ $< $(LIBFR)
+	$(CC) $(TEST_CFLAGS) -Iuserspace -o $@ $< $(TLIB) $(LIBFR)
 
-$(BUILD)/bin/t_move_lib: tests/t_move_lib.c tests/tap.h tests/remap_util.h tests/move_util.h userspace/fastremap.h $(LIBFR)
+$(BUILD)/bin/t_move_lib: tests/t_move_lib.c tests/lib/tlib.h userspace/fastremap.h $(TLIB) $(LIBFR)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(LIBFR)
+	$(CC) $(TEST_CFLAGS) -Iuserspace -static -o $@ $< $(TLIB) $(LIBFR)
+
+# fr_bench (bench/*.c but fr_prof.c), static, for the guest or this
+# machine: BENCH_BIN names it, BENCH_DEFS holds its compiled-in
+# configuration (-DFR_BENCH_...=, see bench/run.sh), hence always rebuilt.
+BENCH_SRCS := $(filter-out bench/fr_prof.c,$(wildcard bench/*.c))
+BENCH_BIN ?= $(BUILD)/bin/fr_bench
+BENCH_DEFS ?=
+bench-bin: $(TLIB) $(LIBFR)
+	@mkdir -p $(dir $(BENCH_BIN))
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -Iuapi -Iuserspace -Itests/lib \
+		$(BENCH_DEFS) -o $(BENCH_BIN) $(BENCH_SRCS) $(TLIB) $(LIBFR)
 
 # The main job: fastremap against mremap(2) (and UFFDIO_MOVE) in a VM of
 # Debian 12's kernel; BENCH_FULL=1 for all three kernels; BENCH_ARCH=arm64
@@ -175,6 +201,6 @@ clean:
 
 # (The check-NAME lanes come from a pattern rule, which make does not
 # search for phony targets: FORCE runs them every time.)
-.PHONY: all module userspace tests bench bench-native bench-promote check install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-bin bench-native bench-promote check install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

@@ -72,7 +72,7 @@ bench_defines() {
 	if [ -n "${FASTREMAP_BENCH_WORKLOADS:-}" ]; then
 		[[ $FASTREMAP_BENCH_WORKLOADS =~ ^[0-9a-z,\ ]+$ ]] ||
 			fr_die "FASTREMAP_BENCH_WORKLOADS: a list such as 1,2,3,6m"
-		d+=("-DFR_BENCH_WORKLOADS=\"$FASTREMAP_BENCH_WORKLOADS\"")
+		d+=("-DFR_BENCH_WORKLOADS='\"$FASTREMAP_BENCH_WORKLOADS\"'")
 	fi
 	[ ${#d[@]} -eq 0 ] || printf '%s\n' "${d[@]}"
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <linux/fastremap.h>
 #include "../module/ibt.h"
-#include "tap.h"
+#include "tlib.h"
 
 #define KNOWN_FEATURES (FASTREMAP_FEAT_PER_VMA_LOCK | FASTREMAP_FEAT_THP | \
 			FASTREMAP_FEAT_MOVE_PUD | FASTREMAP_FEAT_MOVE | \

@@ -12,13 +12,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <linux/fastremap.h>
-#include "tap.h"
-#include "remap_util.h"
+#include "tlib.h"
 
 int main(void)
 {
 	size_t len = SZ_4M, words = len / sizeof(uint64_t), bad = 0;
-	int fd = fr_open();
+	int fd = t_open();
 	uint64_t *src, *dst, *p;
 	char *area;
 
@@ -29,19 +28,19 @@ int main(void)
 	if (!tap_ok(area != MAP_FAILED, "reserve 16 MiB"))
 		return tap_done();
 	src = (uint64_t *)(area + SZ_4K);
-	dst = (uint64_t *)FR_ALIGN_UP((uintptr_t)area + len + SZ_4K, PMD_SZ);
+	dst = (uint64_t *)T_ALIGN_UP((uintptr_t)area + len + SZ_4K, PMD_SZ);
 	if (!tap_ok(mmap(src, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == src,
 		    "map 4 MiB"))
 		return tap_done();
 	for (size_t k = 0; k < words; k++)
-		src[k] = fr_mix64(k);
-	p = fr_remap(fd, src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
+		src[k] = t_mix64(k);
+	p = t_remap(fd, src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
 	tap_ok(p == dst, "FASTREMAP_IOC_REMAP moves 4 MiB to %p (got %p, %s)",
 	       (void *)dst, (void *)p, p == MAP_FAILED ? strerror(errno) : "ok");
 	if (p == dst)
 		for (size_t k = 0; k < words; k++)
-			bad += dst[k] != fr_mix64(k);
+			bad += dst[k] != t_mix64(k);
 	tap_ok(p == dst && bad == 0, "every word arrived (%zu wrong)", bad);
 	close(fd);
 	return tap_done();

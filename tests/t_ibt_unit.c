@@ -8,8 +8,9 @@
  * (66 0f 1f 00) and of 7.x (0f 1f 40 d6); on arm64 the BTI landing pads
  * the self-check accepts under CONFIG_ARM64_BTI_KERNEL.
  */
+#define _GNU_SOURCE
 #include "../module/ibt.h"
-#include "tap.h"
+#include "tlib.h"
 
 #define ENDBR64		{ 0xf3, 0x0f, 0x1e, 0xfa }
 #define ENDBR32		{ 0xf3, 0x0f, 0x1e, 0xfb }

@@ -32,8 +32,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 #define CALLS		20000
 #define SENTINEL_LEN	(4UL << 20)
@@ -172,12 +171,12 @@ static void mem_fail(const char *fmt, ...)
 	printf("\n");
 }
 
-/* The first word of page pg of a pattern (see pattern_page()). */
+/* The first word of page pg of a pattern (see t_pattern_page()). */
 static uint64_t word0(uint64_t seed, uint64_t pg)
 {
-	uint64_t s = fr_page_state(seed, pg);
+	uint64_t s = t_page_state(seed, pg);
 
-	return fr_xorshift64(&s);
+	return t_xorshift64(&s);
 }
 
 /*
@@ -189,10 +188,10 @@ static int holds(const char *p, size_t len, uint64_t seed, uint64_t first)
 	uint64_t v;
 
 	for (size_t o = 0; o < len; o += PG)
-		if (fr_probe_read(p + o, &v) || v != word0(seed, first + o / PG))
+		if (t_probe_read(p + o, &v) || v != word0(seed, first + o / PG))
 			return 0;
-	return check_page(p, seed, first) < 0 &&
-	       check_page(p + len - PG, seed, first + (len - PG) / PG) < 0;
+	return t_check_page(p, seed, first) < 0 &&
+	       t_check_page(p + len - PG, seed, first + (len - PG) / PG) < 0;
 }
 
 /* The first word of a target's first and last page. */
@@ -200,8 +199,8 @@ static int holds_ends(const struct target *t)
 {
 	uint64_t v, w, last = t->len / PG - 1;
 
-	return !fr_probe_read(t->addr, &v) && v == word0(t->seed, 0) &&
-	       !fr_probe_read(t->addr + last * PG, &w) && w == word0(t->seed, last);
+	return !t_probe_read(t->addr, &v) && v == word0(t->seed, 0) &&
+	       !t_probe_read(t->addr + last * PG, &w) && w == word0(t->seed, last);
 }
 
 static int overlaps(const char *a, size_t al, const char *b, size_t bl)
@@ -248,7 +247,7 @@ static void target_new(int i)
 	tg[i].addr = p;
 	tg[i].len = len;
 	tg[i].seed = rnd() | 1;
-	fill_pattern(p, len, tg[i].seed);
+	t_fill_pattern(p, len, tg[i].seed);
 }
 
 /* One call aimed at target i, and the memory checked after it. */
@@ -283,7 +282,7 @@ static void aimed_call(void)
 		if (rnd() % 4 || !in_resv(dst, new_len))
 			dst = resv + (rnd() % (RESV_LEN / SLOT)) * SLOT + (rnd() % 4 ? 0 : PG);
 	}
-	fr_req_init(&r, t.addr, t.len, new_len, r.mremap_flags, dst);
+	t_req_init(&r, t.addr, t.len, new_len, r.mremap_flags, dst);
 	/* Now and then one hostile field: the call must fail, changing nothing. */
 	switch (r6) {
 	case 0: r.reserved[rnd() % ARRAY_SIZE(r.reserved)] = rnd() | 1; break;
@@ -308,20 +307,20 @@ static void aimed_call(void)
 		if (!holds(na, keep, t.seed, 0))
 			mem_fail("call %ld: target %d (%zu pages) not intact at its new address %p",
 				 aimed, i, t.len / PG, na);
-		if (new_len > keep && verify_zero(na + keep, new_len - keep, 0) >= 0)
+		if (new_len > keep && t_verify_zero(na + keep, new_len - keep, 0) >= 0)
 			mem_fail("call %ld: target %d: grown tail not zero", aimed, i);
 		/* The old place: empty (DONTUNMAP), or gone. */
 		if (!overlaps(t.addr, t.len, na, new_len)) {
 			uint64_t v;
 
-			if (du && (fr_probe_read(t.addr, &v) || verify_zero(t.addr, t.len, 0) >= 0))
+			if (du && (t_probe_read(t.addr, &v) || t_verify_zero(t.addr, t.len, 0) >= 0))
 				mem_fail("call %ld: target %d: DONTUNMAP source not empty", aimed, i);
-			else if (!du && !fr_probe_read(t.addr, &v))
+			else if (!du && !t_probe_read(t.addr, &v))
 				mem_fail("call %ld: target %d: old address still mapped", aimed, i);
 			if (du)
 				munmap(t.addr, t.len);
 		}
-		fill_pattern_off(na + keep, new_len - keep, t.seed, keep / PG);
+		t_fill_pattern_off(na + keep, new_len - keep, t.seed, keep / PG);
 		tg[i].addr = na;
 		tg[i].len = new_len;
 	}
@@ -351,7 +350,7 @@ static void aimed_call(void)
 			continue;
 		if (!holds(tg[k].addr, tg[k].len, tg[k].seed, 0))
 			mem_fail("call %ld (%s on target %d, ret %ld errno %s): target %d (%zu pages at %p) not intact",
-				 aimed, fr_flagstr(r.mremap_flags), i, ret, ret ? fr_errname(errno) : "0", k,
+				 aimed, t_flagstr(r.mremap_flags), i, ret, ret ? t_errname(errno) : "0", k,
 				 tg[k].len / PG, tg[k].addr);
 	}
 }
@@ -361,7 +360,7 @@ static void fuzz(int fd, uint64_t seed)
 	static const __u64 zero_reserved[ARRAY_SIZE(((struct fastremap_remap *)0)->reserved)];
 	long bad_ret = 0, changed = 0, leaks = 0, ok_calls = 0;
 	uint64_t before = sentinel_sum();
-	double t0 = fr_now();
+	double t0 = t_now();
 
 	for (int i = 0; i < calls; i++) {
 		struct fastremap_remap r;
@@ -399,7 +398,7 @@ static void fuzz(int fd, uint64_t seed)
 		}
 	}
 	changed = sentinel_sum() != before;
-	tap_diag("%d calls in %.2f s", calls, fr_now() - t0);
+	tap_diag("%d calls in %.2f s", calls, t_now() - t0);
 	tap_ok(bad_ret == 0, "fuzz seed %" PRIu64 ": %ld hostile calls, each 0 or -1 with an errno (%ld bad)",
 	       seed, calls - aimed, bad_ret);
 	tap_ok(mem_bad == 0 && moved > 0,
@@ -437,21 +436,9 @@ static uint32_t mv_valid(struct fastremap_move_vec *v, uint32_t want)
 	memcpy(work, mv_tags, sizeof(work));
 	for (int tries = 0; n < want && tries < 400; tries++) {
 		size_t len = 1 + rnd() % 8, s = rnd() % (MV_PAGES - len), d = rnd() % (MV_PAGES - len);
-		int ok = s + len <= d || d + len <= s;
 
-		for (size_t i = 0; ok && i < len; i++)
-			ok = !used[s + i] && !used[d + i] && work[s + i] && !work[d + i];
-		if (!ok)
-			continue;
-		for (size_t i = 0; i < len; i++) {
-			used[s + i] = used[d + i] = 1;
-			work[d + i] = work[s + i];
-			work[s + i] = 0;
-		}
-		v[n].src = (uintptr_t)mv_heap + s * PG;
-		v[n].dst = (uintptr_t)mv_heap + d * PG;
-		v[n].len = len * PG;
-		n++;
+		if (t_mv_fits(work, used, used, s, d, len, 0))
+			t_mv_add(&v[n++], mv_heap, work, used, used, s, d, len);
 	}
 	return n;
 }
@@ -474,19 +461,16 @@ static int mv_spoil(struct fastremap_move *m, struct fastremap_move_vec *v, uint
 	case 5: v[k].len = -(uint64_t)PG; break;			/* wraps */
 	case 6: v[k].src = 0xffff800000000000ULL + (rnd() & 0xffffff000ULL); break;
 	case 7: v[k].dst = 0xffff800000000000ULL + (rnd() & 0xffffff000ULL); break;
-	case 8:								/* two sources overlap */
+	case 8:					/* two sources overlap, or (9) two destinations */
+	case 9:
 		if (n < 2)
 			return mv_spoil(m, v, n);
 		if (j == k)
 			j = (k + 1) % n;
-		v[k].src = v[j].src;
-		break;
-	case 9:								/* two destinations overlap */
-		if (n < 2)
-			return mv_spoil(m, v, n);
-		if (j == k)
-			j = (k + 1) % n;
-		v[k].dst = v[j].dst;
+		if (c == 8)
+			v[k].src = v[j].src;
+		else
+			v[k].dst = v[j].dst;
 		break;
 	case 10: m->flags = 2U << (rnd() % 31); break;
 	case 11: m->reserved[rnd() % ARRAY_SIZE(m->reserved)] = rnd() | 1; break;
@@ -503,11 +487,11 @@ static void move_fuzz(void)
 	long bad_ret = 0, spoiled = 0, spoil_ok = 0, valid = 0, valid_bad = 0, wrong = 0;
 	long e2big = 0, efault = 0, ok_calls = 0, moved_pages = 0;
 	uint64_t before = sentinel_sum();
-	double t0 = fr_now();
-	struct fr_area a;
+	double t0 = t_now();
+	struct t_area a;
 	const char *why;
 
-	mv_heap = map_aligned(MV_PAGES * PG, SZ_2M, PROT_READ | PROT_WRITE,
+	mv_heap = t_map_aligned(MV_PAGES * PG, SZ_2M, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!tap_ok(mv_heap && vec != MAP_FAILED, "move fuzz: map the heap"))
 		return;
@@ -516,8 +500,8 @@ static void move_fuzz(void)
 	for (size_t i = 0; i < MV_PAGES; i++) {
 		mv_tags[i] = 0;
 		if (rnd() % 2) {
-			mv_tags[i] = mv_tag(0xf022, i);
-			mv_fill(mv_heap + i * PG, mv_tags[i]);
+			mv_tags[i] = t_tag(0xf022, i);
+			t_tag_fill(mv_heap + i * PG, mv_tags[i]);
 		}
 	}
 	for (int c = 0; c < MV_CALLS; c++) {
@@ -606,16 +590,16 @@ static void move_fuzz(void)
 				}
 			}
 			if (!ret || m.done || m.done_bytes) {
-				mv_model(mv_tags, (uintptr_t)mv_heap, v, n, m.done, m.done_bytes);
+				t_mv_model(mv_tags, (uintptr_t)mv_heap, v, n, m.done, m.done_bytes);
 				for (uint32_t k = 0; k < n && k < m.done; k++)
 					moved_pages += v[k].len / PG;
 			}
 		}
-		if (mv_verify(mv_heap, MV_PAGES, mv_tags, &why) >= 0 && !wrong++)
+		if (t_mv_verify(mv_heap, MV_PAGES, mv_tags, &why) >= 0 && !wrong++)
 			printf("# move call %d (kind %d): heap wrong: %s\n", c, kind, why);
 	}
 	tap_diag("%d move calls in %.2f s: %ld valid, %ld with a hostile field, %ld succeeded, "
-		 "%ld E2BIG, %ld EFAULT, %ld pages moved", MV_CALLS, fr_now() - t0, valid, spoiled,
+		 "%ld E2BIG, %ld EFAULT, %ld pages moved", MV_CALLS, t_now() - t0, valid, spoiled,
 		 ok_calls, e2big, efault, moved_pages);
 	tap_ok(bad_ret == 0, "move fuzz: each call 0 or -1 with an errno (%ld bad)", bad_ret);
 	tap_ok(spoiled > 0 && spoil_ok == 0,
@@ -630,7 +614,7 @@ static void move_fuzz(void)
 	tap_ok(sentinel_sum() == before, "move fuzz: the sentinel mapping is unchanged");
 	tap_diag("FR-STATS hostile_move_calls=%d", MV_CALLS);
 	munmap(vec, PG);
-	fr_release(&a);
+	t_release(&a);
 }
 
 struct racer {
@@ -698,7 +682,7 @@ int main(int argc, char **argv)
 	munmap(edge_page + page, page);
 	for (size_t i = 0; i < SENTINEL_LEN; i += 8)
 		*(uint64_t *)(sentinel + i) = i * 0x9e3779b97f4a7c15ULL;
-	fr_probe_init();
+	t_probe_init();
 	resv = mmap(NULL, RESV_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (!tap_ok(resv != MAP_FAILED, "reserve %lu MiB for the aimed calls", RESV_LEN >> 20))
 		return tap_done();

@@ -33,7 +33,7 @@
 #include <linux/fastremap.h>
 #include <linux/seccomp.h>
 #include "fastremap.h"
-#include "tap.h"
+#include "tlib.h"
 
 #define DEVICE		"/dev/fastremap"
 #define KIB		(1UL << 10)

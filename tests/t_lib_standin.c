@@ -36,7 +36,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include "fastremap.h"
-#include "tap.h"
+#include "tlib.h"
 
 #define MIB		(1UL << 20)
 #define LEN		(8 * MIB)

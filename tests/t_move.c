@@ -14,8 +14,7 @@
  * Usage: t_move [SEED]
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 #define HEAP_PAGES	64
 #define P(n)		((long long)(n) * (long long)PG)
@@ -23,13 +22,13 @@
 static int fd = -1;
 static uint64_t seed = 1;
 static char *heap;		/* HEAP_PAGES pages, rw, private anonymous */
-static struct fr_area area;	/* PROT_NONE before it, a hole after it */
+static struct t_area area;	/* PROT_NONE before it, a hole after it */
 
 /* Sets up the heap: 'x' a page of data, 'z' the zero page, '.' a hole. */
 static int heap_setup(const char *layout, uint64_t *tags, int ro_tail)
 {
-	fr_release(&area);
-	if (!fr_reserve(P(HEAP_PAGES + 16), &area))
+	t_release(&area);
+	if (!t_reserve(P(HEAP_PAGES + 16), &area))
 		return -1;
 	heap = area.base + P(8);
 	if (mmap(heap, P(HEAP_PAGES), PROT_READ | PROT_WRITE,
@@ -41,8 +40,8 @@ static int heap_setup(const char *layout, uint64_t *tags, int ro_tail)
 	for (int i = 0; i < HEAP_PAGES; i++) {
 		tags[i] = 0;
 		if (layout[i] == 'x') {
-			tags[i] = mv_tag(seed, i);
-			mv_fill(heap + P(i), tags[i]);
+			tags[i] = t_tag(seed, i);
+			t_tag_fill(heap + P(i), tags[i]);
 		} else if (layout[i] == 'z') {
 			tags[i] = MV_ZERO;
 			(void)*(volatile char *)(heap + P(i));
@@ -142,7 +141,7 @@ static unsigned long long addr_of(long long off)
 
 /*
  * One case of the table. With @pass set, the module's passes are @pass
- * pages long (mv_set_pass()), so that the batch runs in several passes as
+ * pages long (t_mv_set_pass()), so that the batch runs in several passes as
  * one past the built-in bound does: the same result, a flush per pass
  * that moved something.
  */
@@ -169,10 +168,10 @@ static void run_case(const struct mv_case *c, unsigned long pass)
 	}
 	for (int k = 0; k < c->n; k++)
 		pages += c->mv[k].len / PG;
-	maps0 = mv_maps_range(area.base, area.len);
-	r = fr_move(fd, v, c->n, c->flags, &res);
+	maps0 = t_maps_range(area.base, area.len);
+	r = t_move(fd, v, c->n, c->flags, &res);
 	e = r ? errno : 0;
-	maps1 = mv_maps_range(area.base, area.len);
+	maps1 = t_maps_range(area.base, area.len);
 	if (e != c->err || res.done != (uint64_t)c->done ||
 	    res.done_bytes != (uint64_t)P(c->done_pages)) {
 		tap_ok(0, "%s%s", c->name, sfx);
@@ -195,8 +194,8 @@ static void run_case(const struct mv_case *c, unsigned long pass)
 		       (unsigned long long)res.moved_pte);
 		goto out;
 	}
-	mv_model(tags, (uintptr_t)heap, v, c->n, res.done, res.done_bytes);
-	bad = mv_verify(heap, HEAP_PAGES, tags, &why);
+	t_mv_model(tags, (uintptr_t)heap, v, c->n, res.done, res.done_bytes);
+	bad = t_mv_verify(heap, HEAP_PAGES, tags, &why);
 	if (bad >= 0) {
 		tap_ok(0, "%s%s: page %ld: %s", c->name, sfx, bad, why);
 		goto out;
@@ -320,7 +319,7 @@ static void vector_cases(void)
 	m.moves = 0;
 	r = ioctl(fd, FASTREMAP_IOC_MOVE, &m);
 	tap_ok(r == 0 && m.done == 0 && m.tlb_flushes == 0, "an empty batch succeeds and does nothing");
-	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and the heap is as it was");
+	tap_ok(t_mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and the heap is as it was");
 }
 
 /*
@@ -357,9 +356,9 @@ static void user_access_cases(void)
 	tap_ok(ioctl(fd, FASTREMAP_IOC_MOVE, &m) == 0 && m.done == 8,
 	       "its first 8 moves alone, all mapped, move (done %llu)",
 	       (unsigned long long)m.done);
-	mv_model(tags, (uintptr_t)heap, v, 8, 8, 0);
+	t_mv_model(tags, (uintptr_t)heap, v, 8, 8, 0);
 	/* The heap's last page holds the vector: not in the model. */
-	tap_ok(mv_verify(heap, HEAP_PAGES - 1, tags, &why) < 0, "and the heap holds them moved");
+	tap_ok(t_mv_verify(heap, HEAP_PAGES - 1, tags, &why) < 0, "and the heap holds them moved");
 
 	/* The request structure's tail on the unmapped page. */
 	edge = (struct fastremap_move *)(heap + P(HEAP_PAGES) - 64);
@@ -382,7 +381,7 @@ static void user_access_cases(void)
 	tap_errno(ioctl(fd, FASTREMAP_IOC_MOVE, ro), EFAULT,
 		  "a read-only request structure -> EFAULT");
 	munmap(ro, PG);
-	tap_ok(mv_verify(heap, HEAP_PAGES - 1, tags, &why) < 0,
+	tap_ok(t_mv_verify(heap, HEAP_PAGES - 1, tags, &why) < 0,
 	       "and neither moved anything (%s)", why);
 }
 
@@ -423,16 +422,16 @@ static void *sf_thread(void *p)
 			v[k] = (struct fastremap_move_vec){ (uintptr_t)a->heap + P(from + pg),
 				(uintptr_t)a->heap + P(to + pg), PG };
 		}
-		if (fr_move(fd, v, n, 0, &m) || m.done != (uint64_t)n) {
+		if (t_move(fd, v, n, 0, &m) || m.done != (uint64_t)n) {
 			snprintf(a->why, sizeof(a->why), "round %d: %s, done %llu of %d", r,
 				 strerror(errno), (unsigned long long)m.done, n);
 			a->bad = 1;
 			break;
 		}
-		mv_model(a->tags, (uintptr_t)a->heap, v, n, n, 0);
-		/* mv_verify()'s pagemap buffer is one for the process. */
+		t_mv_model(a->tags, (uintptr_t)a->heap, v, n, n, 0);
+		/* t_mv_verify()'s pagemap buffer is one for the process. */
 		pthread_mutex_lock(&sf_verify_lock);
-		at = mv_verify(a->heap, 2 * SF_PAGES, a->tags, &why);
+		at = t_mv_verify(a->heap, 2 * SF_PAGES, a->tags, &why);
 		pthread_mutex_unlock(&sf_verify_lock);
 		if (at >= 0) {
 			snprintf(a->why, sizeof(a->why), "round %d: page %ld: %s", r, at, why);
@@ -443,13 +442,13 @@ static void *sf_thread(void *p)
 			if (a->tags[from + k] && !a->tags[to + k]) {
 				v[0] = (struct fastremap_move_vec){ (uintptr_t)a->heap + P(from + k),
 					(uintptr_t)a->heap + P(to + k), PG };
-				if (fr_move(fd, v, 1, 0, NULL)) {
+				if (t_move(fd, v, 1, 0, NULL)) {
 					snprintf(a->why, sizeof(a->why), "round %d: a straggler: %s",
 						 r, strerror(errno));
 					a->bad = 1;
 					break;
 				}
-				mv_model(a->tags, (uintptr_t)a->heap, v, 1, 1, 0);
+				t_mv_model(a->tags, (uintptr_t)a->heap, v, 1, 1, 0);
 			}
 	}
 	return NULL;
@@ -475,12 +474,12 @@ static void shared_file_case(void)
 			return (void)tap_ok(0, "mprotect: %s", strerror(errno));
 		madvise(a->heap, P(2 * SF_PAGES), MADV_NOHUGEPAGE);
 		for (int k = 0; k < SF_PAGES; k++) {
-			a->tags[k] = mv_tag(seed + 100 + i, k);
-			mv_fill(a->heap + P(k), a->tags[k]);
+			a->tags[k] = t_tag(seed + 100 + i, k);
+			t_tag_fill(a->heap + P(k), a->tags[k]);
 		}
 	}
 	/* Opens the pagemap once, before the threads share it. */
-	mv_verify(args[0].heap, 2 * SF_PAGES, args[0].tags, &why);
+	t_mv_verify(args[0].heap, 2 * SF_PAGES, args[0].tags, &why);
 	for (i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, sf_thread, &args[i]))
 			return (void)tap_ok(0, "pthread_create");
@@ -506,9 +505,23 @@ static void kind_case(const char *name, char *p, size_t len, int want)
 		return;
 	}
 	if (want)
-		tap_errno(fr_move(fd, &v, 1, 0, NULL), want, "%s", name);
+		tap_errno(t_move(fd, &v, 1, 0, NULL), want, "%s", name);
 	else
-		tap_ok(fr_move(fd, &v, 1, 0, NULL) == 0, "%s (%s)", name, strerror(errno));
+		tap_ok(t_move(fd, &v, 1, 0, NULL) == 0, "%s (%s)", name, strerror(errno));
+}
+
+/* p with its first page faulted in, unless MAP_FAILED. */
+static char *touched(char *p)
+{
+	if (p != MAP_FAILED)
+		p[0] = 1;
+	return p;
+}
+
+static void unmap_ok(char *p, size_t len)
+{
+	if (p != MAP_FAILED)
+		munmap(p, len);
 }
 
 static void mapping_cases(void)
@@ -520,27 +533,18 @@ static void mapping_cases(void)
 
 	if (mfd >= 0 && ftruncate(mfd, len))
 		mfd = -1;
-	p = mfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, mfd, 0);
-	if (p != MAP_FAILED)
-		p[0] = 1;
+	p = touched(mfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, mfd, 0));
 	kind_case("a private file mapping -> EINVAL", p, len, EINVAL);
-	if (p != MAP_FAILED)
-		munmap(p, len);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED)
-		p[0] = 1;
+	unmap_ok(p, len);
+	p = touched(mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
 	kind_case("a shared anonymous mapping -> EINVAL", p, len, EINVAL);
-	if (p != MAP_FAILED)
-		munmap(p, len);
+	unmap_ok(p, len);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED && mlock(p, PG))
 		tap_diag("mlock: %s", strerror(errno));
 	kind_case("an mlocked mapping -> EINVAL", p, PG * 2, EINVAL);
-	if (p != MAP_FAILED)
-		munmap(p, len);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED)
-		p[0] = 1;
+	unmap_ok(p, len);
+	p = touched(mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
 #ifndef SYS_mseal
 #define SYS_mseal 462
 #endif
@@ -551,7 +555,7 @@ static void mapping_cases(void)
 	/* A read-only private anonymous mapping moves within itself. */
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED) {
-		mv_fill(p, 0x1234567);
+		t_tag_fill(p, 0x1234567);
 		ro = mprotect(p, len, PROT_READ);
 		kind_case("a read-only mapping moves within itself", ro ? MAP_FAILED : p, len, 0);
 		tap_ok(*(volatile uint64_t *)(p + len / 2) == 0x1234567,
@@ -570,17 +574,17 @@ static void mapping_cases(void)
 static void exdev_case(void)
 {
 	struct fastremap_move_vec v;
-	struct fr_area r;
+	struct t_area r;
 	char *a, *b;
 
-	if (!fr_reserve(P(64), &r))
+	if (!t_reserve(P(64), &r))
 		return (void)tap_ok(0, "EXDEV: reserve");
 	a = mmap(r.base + P(8), P(16), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	b = mmap(r.base + P(40), P(16), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (a == MAP_FAILED || b == MAP_FAILED) {
-		fr_release(&r);
+		t_release(&r);
 		return (void)tap_ok(0, "EXDEV: set up");
 	}
 	a[0] = 1;
@@ -588,16 +592,16 @@ static void exdev_case(void)
 	v.src = (uintptr_t)a;
 	v.dst = (uintptr_t)b + P(8);
 	v.len = PG;
-	tap_errno(fr_move(fd, &v, 1, 0, NULL), EXDEV,
+	tap_errno(t_move(fd, &v, 1, 0, NULL), EXDEV,
 		  "between mappings of different anon_vma roots -> EXDEV");
 	/* An untouched destination mapping gets an anon_vma of its own too. */
 	b = mmap(b, P(16), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	v.dst = (uintptr_t)b + P(8);
-	tap_errno(fr_move(fd, &v, 1, 0, NULL), EXDEV,
+	tap_errno(t_move(fd, &v, 1, 0, NULL), EXDEV,
 		  "into an untouched mapping apart from the source -> EXDEV");
 	tap_ok(a[0] == 1, "the source page stayed");
-	fr_release(&r);
+	t_release(&r);
 }
 
 /* A page shared with a child after fork(2) does not move; the rest does. */
@@ -620,26 +624,26 @@ static void fork_case(void)
 		if (read(pipefd[0], &c, 1) != 1)
 			_exit(2);
 		/* The parent's pagemap descriptor reads the parent. */
-		close(mv_pagemap_fd);
-		mv_pagemap_fd = -1;
-		_exit(mv_verify(heap, HEAP_PAGES, tags, &why) >= 0);
+		close(t_pagemap_fd);
+		t_pagemap_fd = -1;
+		_exit(t_mv_verify(heap, HEAP_PAGES, tags, &why) >= 0);
 	}
 	v[0].src = (uintptr_t)heap + P(0);	/* COW-shared since the fork */
 	v[0].dst = (uintptr_t)heap + P(40);
 	v[0].len = PG;
-	r = fr_move(fd, v, 1, 0, &res);
+	r = t_move(fd, v, 1, 0, &res);
 	e = errno;
 	tap_ok(r == -1 && e == EBUSY && res.done == 0 && res.done_bytes == 0,
 	       "a page shared with a child -> EBUSY, nothing moved (%s)", r ? strerror(e) : "moved");
 	/* Written by the parent: its own copy, exclusive again. */
-	mv_fill(heap + P(1), tags[1] = mv_tag(seed, 1000));
+	t_tag_fill(heap + P(1), tags[1] = t_tag(seed, 1000));
 	v[0].src = (uintptr_t)heap + P(1);
 	v[0].dst = (uintptr_t)heap + P(41);
-	r = fr_move(fd, v, 1, 0, &res);
+	r = t_move(fd, v, 1, 0, &res);
 	tap_ok(r == 0 && res.done == 1, "the parent's own copy after COW moves");
 	tags[41] = tags[1];
 	tags[1] = 0;
-	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "the parent's memory is right");
+	tap_ok(t_mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "the parent's memory is right");
 	if (write(pipefd[1], "x", 1) != 1)
 		tap_diag("pipe write failed");
 	waitpid(pid, &st, 0);
@@ -655,7 +659,7 @@ static void swap_case(void)
 	struct fastremap_move_vec v[2];
 	struct fastremap_move res;
 	uint64_t pm[HEAP_PAGES];
-	const char *why = fr_swap_setup();
+	const char *why = t_swap_setup();
 	int r, swapped = 0;
 
 	if (*why) {
@@ -664,7 +668,7 @@ static void swap_case(void)
 	}
 	heap_setup(L_HALF, tags, 0);
 	madvise(heap, P(16), MADV_PAGEOUT);
-	if (mv_pagemap(heap, HEAP_PAGES, pm) == 0)
+	if (t_pagemap(heap, HEAP_PAGES, pm) == 0)
 		for (int i = 0; i < 16; i++)
 			swapped += !!(pm[i] & PM_SWAP);
 	tap_ok(swapped > 0, "MADV_PAGEOUT swapped %d of 16 pages out", swapped);
@@ -674,16 +678,16 @@ static void swap_case(void)
 	v[1].src = (uintptr_t)heap + P(8);
 	v[1].dst = (uintptr_t)heap + P(50);
 	v[1].len = P(8);
-	r = fr_move(fd, v, 2, 0, &res);
+	r = t_move(fd, v, 2, 0, &res);
 	tap_ok(r == 0 && res.done == 2 && res.tlb_flushes <= 1, "swapped-out pages move (%s)",
 	       r ? strerror(errno) : "ok");
-	mv_model(tags, (uintptr_t)heap, v, 2, res.done, res.done_bytes);
+	t_mv_model(tags, (uintptr_t)heap, v, 2, res.done, res.done_bytes);
 	swapped = 0;
-	if (mv_pagemap(heap, HEAP_PAGES, pm) == 0)
+	if (t_pagemap(heap, HEAP_PAGES, pm) == 0)
 		for (int i = 40; i < 58; i++)
 			swapped += !!(pm[i] & PM_SWAP);
 	tap_ok(swapped > 0, "the swap entries are at the destination (%d)", swapped);
-	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and fault back in intact");
+	tap_ok(t_mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and fault back in intact");
 	/*
 	 * Reclaim finds a moved page through the rmap, at the index and in
 	 * the anon_vma the move gave it: were either left as they were, the
@@ -693,19 +697,19 @@ static void swap_case(void)
 	v[0].src = (uintptr_t)heap + P(16);
 	v[0].dst = (uintptr_t)heap + P(32);
 	v[0].len = P(8);
-	r = fr_move(fd, v, 1, 0, &res);
-	mv_model(tags, (uintptr_t)heap, v, 1, res.done, res.done_bytes);
+	r = t_move(fd, v, 1, 0, &res);
+	t_mv_model(tags, (uintptr_t)heap, v, 1, res.done, res.done_bytes);
 	madvise(heap + P(32), P(8), MADV_PAGEOUT);
 	swapped = 0;
-	if (mv_pagemap(heap, HEAP_PAGES, pm) == 0)
+	if (t_pagemap(heap, HEAP_PAGES, pm) == 0)
 		for (int i = 32; i < 40; i++)
 			swapped += !!(pm[i] & PM_SWAP);
 	tap_ok(r == 0 && swapped > 0,
 	       "resident pages moved, then paged out at their destination (%s, %d of 8 swapped)",
 	       r ? strerror(errno) : "ok", swapped);
-	tap_ok(mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and fault back in intact (%s)",
-	       mv_verify(heap, HEAP_PAGES, tags, &why) < 0 ? "all right" : why);
-	fr_swap_off();
+	tap_ok(t_mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and fault back in intact (%s)",
+	       t_mv_verify(heap, HEAP_PAGES, tags, &why) < 0 ? "all right" : why);
+	t_swap_off();
 }
 
 /* Moved entries are soft-dirty, as after mremap(2). */
@@ -715,7 +719,7 @@ static void soft_dirty_case(void)
 	struct fastremap_move_vec v = { 0, 0, P(2) };
 
 	heap_setup(L_HALF, tags, 0);
-	if (fr_write_str("/proc/self/clear_refs", "4")) {
+	if (t_write_str("/proc/self/clear_refs", "4")) {
 		tap_skip_test("no clear_refs", "moved entries are soft-dirty");
 		return;
 	}
@@ -725,15 +729,15 @@ static void soft_dirty_case(void)
 	 * arm64 ones). The heap's page 3 is outside the move below.
 	 */
 	*(volatile char *)(heap + P(3)) = 1;
-	if (mv_pagemap(heap + P(3), 1, pm) || !(pm[0] & PM_SOFT_DIRTY)) {
+	if (t_pagemap(heap + P(3), 1, pm) || !(pm[0] & PM_SOFT_DIRTY)) {
 		tap_skip_test("the kernel does not track soft-dirty", "moved entries are soft-dirty");
 		return;
 	}
-	if (fr_write_str("/proc/self/clear_refs", "4"))
+	if (t_write_str("/proc/self/clear_refs", "4"))
 		return (void)tap_ok(0, "soft-dirty: clear_refs");
 	v.src = (uintptr_t)heap;
 	v.dst = (uintptr_t)heap + P(40);
-	if (fr_move(fd, &v, 1, 0, NULL) || mv_pagemap(heap, HEAP_PAGES, pm))
+	if (t_move(fd, &v, 1, 0, NULL) || t_pagemap(heap, HEAP_PAGES, pm))
 		return (void)tap_ok(0, "soft-dirty: move");
 	tap_ok((pm[40] & PM_SOFT_DIRTY) && (pm[41] & PM_SOFT_DIRTY) && !(pm[2] & PM_SOFT_DIRTY),
 	       "moved entries are soft-dirty, others are not");
@@ -749,15 +753,15 @@ static void thp_case(void)
 	size_t len = 8 * SZ_2M, npages = len / PG;
 	struct fastremap_move_vec v[2];
 	struct fastremap_move res;
-	struct fr_smaps sm;
-	struct fr_area a;
+	struct t_smaps sm;
+	struct t_area a;
 	uint64_t *tags = calloc(npages, sizeof(*tags));
 	const char *why;
 	char *h;
 	long bad;
 	int r;
 
-	h = map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	h = t_map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			-1, 0, &a);
 	if (!h || !tags || madvise(h, len, MADV_HUGEPAGE)) {
 		tap_skip_test("no MADV_HUGEPAGE", "THP: moves whole when aligned");
@@ -766,8 +770,8 @@ static void thp_case(void)
 	}
 	/* THPs in the first 4 MiB; the rest stays empty. */
 	for (size_t i = 0; i < 2 * SZ_2M / PG; i++)
-		mv_fill(h + i * PG, tags[i] = mv_tag(seed, i));
-	smaps_range((uintptr_t)h, (uintptr_t)h + len, &sm);
+		t_tag_fill(h + i * PG, tags[i] = t_tag(seed, i));
+	t_smaps_range((uintptr_t)h, (uintptr_t)h + len, &sm);
 	if (sm.anon_huge_kb < 2048) {
 		tap_skip_test("no THP given to a MADV_HUGEPAGE region",
 			      "THP: moves whole when aligned");
@@ -778,11 +782,11 @@ static void thp_case(void)
 	v[0].src = (uintptr_t)h;
 	v[0].dst = (uintptr_t)h + 4 * SZ_2M;
 	v[0].len = SZ_2M;
-	r = fr_move(fd, v, 1, 0, &res);
-	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
-	bad = mv_verify(h, npages, tags, &why);
+	r = t_move(fd, v, 1, 0, &res);
+	t_mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = t_mv_verify(h, npages, tags, &why);
 	/* smaps sums the whole mapping: both THPs, neither split. */
-	smaps_range((uintptr_t)h, (uintptr_t)h + len, &sm);
+	t_smaps_range((uintptr_t)h, (uintptr_t)h + len, &sm);
 	tap_ok(r == 0 && res.moved_thp == 1 && res.moved_pte == 0 && res.split == 0 &&
 	       res.tlb_flushes == 1 && bad < 0 && sm.anon_huge_kb == 4096,
 	       "THP: moves whole when aligned (%s, thp %llu, pte %llu, split %llu, "
@@ -794,16 +798,16 @@ static void thp_case(void)
 	v[0].src = (uintptr_t)h + SZ_2M + SZ_1M / 2;
 	v[0].dst = (uintptr_t)h + 6 * SZ_2M + PG;
 	v[0].len = SZ_1M;
-	r = fr_move(fd, v, 1, 0, &res);
-	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
-	bad = mv_verify(h, npages, tags, &why);
+	r = t_move(fd, v, 1, 0, &res);
+	t_mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = t_mv_verify(h, npages, tags, &why);
 	tap_ok(r == 0 && res.split >= 1 && res.moved_pte == SZ_1M / PG && bad < 0,
 	       "THP: a move that cuts one splits it (%s, split %llu, pte %llu, page %ld: %s)",
 	       r ? strerror(errno) : "ok", (unsigned long long)res.split,
 	       (unsigned long long)res.moved_pte, bad, bad < 0 ? "all right" : why);
 out:
 	free(tags);
-	fr_release(&a);
+	t_release(&a);
 }
 
 /*
@@ -821,7 +825,7 @@ static int mthp_large_pages(const char *p, size_t npages)
 	uint64_t pm[256], fl;
 	int n = 0, kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 
-	if (kf < 0 || npages > 256 || mv_pagemap(p, npages, pm)) {
+	if (kf < 0 || npages > 256 || t_pagemap(p, npages, pm)) {
 		if (kf >= 0)
 			close(kf);
 		return -1;
@@ -844,12 +848,12 @@ static void mthp_case(void)
 	struct fastremap_move res;
 	char old[128], *b, *e, *h;
 	uint64_t tags[256];
-	struct fr_area a;
+	struct t_area a;
 	const char *why;
 	long bad;
 	int r, large;
 
-	if (fr_read_str(MTHP_CTL, old, sizeof(old))) {
+	if (t_read_str(MTHP_CTL, old, sizeof(old))) {
 		tap_skip_test("no mTHP before 6.8", "%s", t1);
 		tap_skip_test("no mTHP before 6.8", "%s", t2);
 		return;
@@ -857,13 +861,13 @@ static void mthp_case(void)
 	/* The setting in force is the bracketed word. */
 	b = strchr(old, '[');
 	e = b ? strchr(b, ']') : NULL;
-	if (!b || !e || fr_write_str(MTHP_CTL, "always")) {
+	if (!b || !e || t_write_str(MTHP_CTL, "always")) {
 		tap_ok(0, "mTHP: set %s", MTHP_CTL);
 		return;
 	}
 	*e = 0;
 	/* 1 MiB, 64 KiB-aligned, in no 2 MiB-aligned range: no PMD THP here. */
-	h = map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+	h = t_map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 			0, &a);
 	if (!h) {
 		tap_ok(0, "mTHP: map");
@@ -877,9 +881,9 @@ static void mthp_case(void)
 	}
 	/* Data in the first half, holes in the second. */
 	for (size_t i = 0; i < npages; i++) {
-		tags[i] = i < npages / 2 ? mv_tag(seed ^ 0x64, i) : 0;
+		tags[i] = i < npages / 2 ? t_tag(seed ^ 0x64, i) : 0;
 		if (tags[i])
-			mv_fill(h + i * PG, tags[i]);
+			t_tag_fill(h + i * PG, tags[i]);
 	}
 	large = mthp_large_pages(h, npages / 2);
 	if (large <= 0) {
@@ -892,9 +896,9 @@ static void mthp_case(void)
 	v[0].src = (uintptr_t)h + (64 << 10) + (16 << 10);
 	v[0].dst = (uintptr_t)h + len / 2 + PG;
 	v[0].len = 32 << 10;
-	r = fr_move(fd, v, 1, 0, &res);
-	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
-	bad = mv_verify(h, npages, tags, &why);
+	r = t_move(fd, v, 1, 0, &res);
+	t_mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = t_mv_verify(h, npages, tags, &why);
 	tap_ok(r == 0 && res.split >= 1 && res.moved_pte == 8 && res.tlb_flushes == 1 && bad < 0,
 	       "%s (%s, split %llu, pte %llu, page %ld: %s)", t1, r ? strerror(errno) : "ok",
 	       (unsigned long long)res.split, (unsigned long long)res.moved_pte, bad,
@@ -903,17 +907,17 @@ static void mthp_case(void)
 	v[0].src = (uintptr_t)h + 4 * (64 << 10);
 	v[0].dst = (uintptr_t)h + len / 2 + 4 * (64 << 10);
 	v[0].len = 128 << 10;
-	r = fr_move(fd, v, 1, 0, &res);
-	mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
-	bad = mv_verify(h, npages, tags, &why);
+	r = t_move(fd, v, 1, 0, &res);
+	t_mv_model(tags, (uintptr_t)h, v, 1, res.done, res.done_bytes);
+	bad = t_mv_verify(h, npages, tags, &why);
 	tap_ok(r == 0 && res.moved_pte == 32 && res.tlb_flushes == 1 && bad < 0,
 	       "%s (%s, split %llu, pte %llu, page %ld: %s)", t2, r ? strerror(errno) : "ok",
 	       (unsigned long long)res.split, (unsigned long long)res.moved_pte, bad,
 	       bad < 0 ? "all right" : why);
 out:
-	fr_release(&a);
+	t_release(&a);
 restore:
-	fr_write_str(MTHP_CTL, b + 1);
+	t_write_str(MTHP_CTL, b + 1);
 }
 
 /*
@@ -927,15 +931,15 @@ static void thp_fork_case(void)
 	size_t len = 2 * SZ_2M, npages = len / PG;
 	struct fastremap_move_vec v;
 	struct fastremap_move res;
-	struct fr_smaps before, after;
-	struct fr_area a;
+	struct t_smaps before, after;
+	struct t_area a;
 	uint64_t *tags = calloc(npages, sizeof(*tags));
 	int pipefd[2] = { -1, -1 }, r, e, st = -1;
 	const char *why;
 	char c = 0, *h;
 	pid_t pid;
 
-	h = map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	h = t_map_aligned(len, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			-1, 0, &a);
 	if (!h || !tags || madvise(h, len, MADV_HUGEPAGE)) {
 		tap_skip_test("no MADV_HUGEPAGE", "%s", t);
@@ -943,8 +947,8 @@ static void thp_fork_case(void)
 	}
 	/* A THP in the first 2 MiB; the second stays empty. */
 	for (size_t i = 0; i < SZ_2M / PG; i++)
-		mv_fill(h + i * PG, tags[i] = mv_tag(seed ^ 0xf0, i));
-	smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &before);
+		t_tag_fill(h + i * PG, tags[i] = t_tag(seed ^ 0xf0, i));
+	t_smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &before);
 	if (before.anon_huge_kb < 2048) {
 		tap_skip_test("no THP given to a MADV_HUGEPAGE region", "%s", t);
 		goto out;
@@ -953,21 +957,21 @@ static void thp_fork_case(void)
 		return (void)tap_ok(0, "%s: pipe", t);
 	pid = fork();
 	if (pid == 0) {
-		struct fr_smaps mine;
+		struct t_smaps mine;
 
 		if (read(pipefd[0], &c, 1) != 1)
 			_exit(2);
-		close(mv_pagemap_fd);
-		mv_pagemap_fd = -1;
-		smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &mine);
-		_exit(mv_verify(h, npages, tags, &why) >= 0 ? 3 : mine.anon_huge_kb < 2048 ? 4 : 0);
+		close(t_pagemap_fd);
+		t_pagemap_fd = -1;
+		t_smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &mine);
+		_exit(t_mv_verify(h, npages, tags, &why) >= 0 ? 3 : mine.anon_huge_kb < 2048 ? 4 : 0);
 	}
 	v.src = (uintptr_t)h + PG;
 	v.dst = (uintptr_t)h + SZ_2M + PG;
 	v.len = PG;
-	r = fr_move(fd, &v, 1, 0, &res);
+	r = t_move(fd, &v, 1, 0, &res);
 	e = errno;
-	smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &after);
+	t_smaps_range((uintptr_t)h, (uintptr_t)h + SZ_2M, &after);
 	if (pid > 0) {
 		if (write(pipefd[1], &c, 1) != 1)
 			kill(pid, SIGKILL);
@@ -984,7 +988,7 @@ out:
 		close(pipefd[1]);
 	}
 	free(tags);
-	fr_release(&a);
+	t_release(&a);
 }
 
 /*
@@ -1002,30 +1006,30 @@ static void sibling_case(int have_uffd_move)
 		"a forked child's page between two inherited mappings moves (6.8+)" :
 		"a forked child's page between two inherited mappings -> EXDEV (before 6.8)";
 	struct fastremap_move_vec v;
-	struct fr_area a;
+	struct t_area a;
 	int st = -1;
 	char *h;
 	pid_t pid;
 
-	h = map_aligned(P(32), SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	h = t_map_aligned(P(32), SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			-1, 0, &a);
 	if (!h)
 		return (void)tap_ok(0, "%s: map", t);
-	mv_fill(h, mv_tag(seed, 0));
+	t_tag_fill(h, t_tag(seed, 0));
 	/* Two mappings of one anon_vma: the second half's flags differ. */
 	if (madvise(h + P(16), P(16), MADV_NOHUGEPAGE)) {
-		fr_release(&a);
+		t_release(&a);
 		return (void)tap_ok(0, "%s: split", t);
 	}
 	pid = fork();
 	if (pid == 0) {
 		struct fastremap_move res;
-		uint64_t tag = mv_tag(seed, 7);
+		uint64_t tag = t_tag(seed, 7);
 		int r;
 
-		mv_fill(h + P(1), tag);		/* the child's own page */
+		t_tag_fill(h + P(1), tag);		/* the child's own page */
 		v = (struct fastremap_move_vec){ (uintptr_t)h + P(1), (uintptr_t)h + P(20), PG };
-		r = fr_move(fd, &v, 1, 0, &res);
+		r = t_move(fd, &v, 1, 0, &res);
 		if (have_uffd_move)
 			_exit(r ? 1 : ((uint64_t *)(h + P(20)))[0] != tag ? 2 : 0);
 		_exit(!r || errno != EXDEV ? 3 : ((uint64_t *)(h + P(1)))[0] != tag ? 4 : 0);
@@ -1034,7 +1038,7 @@ static void sibling_case(int have_uffd_move)
 		waitpid(pid, &st, 0);
 	tap_ok(WIFEXITED(st) && !WEXITSTATUS(st), "%s (child %d)", t,
 	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	fr_release(&a);
+	t_release(&a);
 }
 
 /*
@@ -1043,13 +1047,13 @@ static void sibling_case(int have_uffd_move)
  */
 static void multi_pass_cases(void)
 {
-	if (mv_set_pass(3)) {
+	if (t_mv_set_pass(3)) {
 		tap_ok(0, "set move_pass_pages (a test build of the module)");
 		return;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		run_case(&cases[i], 3);
-	mv_set_pass(0);
+	t_mv_set_pass(0);
 }
 
 /*
@@ -1064,13 +1068,13 @@ static void big_case(const char *name, size_t len, size_t step, uint32_t nmoves)
 	struct fastremap_move_vec *v = calloc(nmoves, sizeof(*v));
 	uint64_t *tags = calloc(npages, sizeof(*tags));
 	struct fastremap_move res;
-	struct fr_area a;
+	struct t_area a;
 	const char *why;
 	char *base;
 	long bad;
 	int r;
 
-	base = map_aligned(2 * len, SZ_2M, PROT_READ | PROT_WRITE,
+	base = t_map_aligned(2 * len, SZ_2M, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &a);
 	if (!v || !tags || !base) {
 		tap_ok(0, "%s: set up (%s)", name, strerror(errno));
@@ -1078,15 +1082,15 @@ static void big_case(const char *name, size_t len, size_t step, uint32_t nmoves)
 	}
 	madvise(base, 2 * len, MADV_NOHUGEPAGE);
 	for (size_t i = 0; i < len / PG; i += step / PG) {
-		tags[i] = mv_tag(seed, i);
-		mv_fill(base + i * PG, tags[i]);
+		tags[i] = t_tag(seed, i);
+		t_tag_fill(base + i * PG, tags[i]);
 	}
 	for (uint32_t k = 0; k < nmoves; k++) {
 		v[k].src = (uintptr_t)base + k * chunk;
 		v[k].dst = (uintptr_t)base + len + k * chunk;
 		v[k].len = chunk;
 	}
-	r = fr_move(fd, v, nmoves, step > PG ? FASTREMAP_MOVE_ALLOW_HOLES : 0, &res);
+	r = t_move(fd, v, nmoves, step > PG ? FASTREMAP_MOVE_ALLOW_HOLES : 0, &res);
 	if (!tap_ok(!r && res.done == nmoves && !res.done_bytes,
 		    "%s: the whole batch moves", name))
 		tap_diag("%s, done %llu of %u, done_bytes %llu, %llu PTEs, %llu flushes",
@@ -1094,13 +1098,13 @@ static void big_case(const char *name, size_t len, size_t step, uint32_t nmoves)
 			 nmoves, (unsigned long long)res.done_bytes,
 			 (unsigned long long)res.moved_pte,
 			 (unsigned long long)res.tlb_flushes);
-	mv_model(tags, (uintptr_t)base, v, nmoves, res.done, res.done_bytes);
-	bad = mv_verify(base, npages, tags, &why);
+	t_mv_model(tags, (uintptr_t)base, v, nmoves, res.done, res.done_bytes);
+	bad = t_mv_verify(base, npages, tags, &why);
 	if (!tap_ok(bad < 0, "%s: every page at its destination, every source a hole", name))
 		tap_diag("page %ld: %s", bad, why);
 out:
 	if (base)
-		fr_release(&a);
+		t_release(&a);
 	free(v);
 	free(tags);
 }
@@ -1115,7 +1119,7 @@ static void info_case(void)
 {
 	struct fastremap_info i;
 
-	if (fr_info(fd, &i))
+	if (t_info(fd, &i))
 		return (void)tap_ok(0, "INFO");
 	tap_ok((i.features & FASTREMAP_FEAT_MOVE) &&
 	       (i.ioctls & (1ULL << _IOC_NR(FASTREMAP_IOC_MOVE))),
@@ -1127,7 +1131,7 @@ static void rdonly_case(void)
 	int ro = open(FASTREMAP_DEVICE, O_RDONLY | O_CLOEXEC);
 	struct fastremap_move_vec v = { (uintptr_t)heap, (uintptr_t)heap + P(40), PG };
 
-	tap_errno(fr_move(ro, &v, 1, 0, NULL), EBADF, "a descriptor opened read-only -> EBADF");
+	tap_errno(t_move(ro, &v, 1, 0, NULL), EBADF, "a descriptor opened read-only -> EBADF");
 	close(ro);
 }
 
@@ -1153,13 +1157,13 @@ int main(int argc, char **argv)
 	mapping_cases();
 	exdev_case();
 	fork_case();
-	sibling_case(fr_have_uffd_move());
+	sibling_case(t_have_uffd_move());
 	soft_dirty_case();
 	thp_case();
 	thp_fork_case();
 	mthp_case();
 	swap_case();
-	fr_release(&area);
+	t_release(&area);
 	big_cases();
 	return tap_done();
 }

@@ -10,8 +10,7 @@
  * Usage: t_move_lib [SEED]
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 #include "fastremap.h"
 
 #define NPAGES	256
@@ -38,18 +37,18 @@ static const struct lib_case cases[] = {
 	{ "unknown flag -> EINVAL", 1, { { 0, 150, 1 } }, 1u << 9, EINVAL, 0, 0 },
 };
 
-static char *heap_setup(struct fr_area *a, uint64_t *tags)
+static char *heap_setup(struct t_area *a, uint64_t *tags)
 {
-	char *h = map_aligned(NPAGES * PG, PG, PROT_READ | PROT_WRITE,
+	char *h = t_map_aligned(NPAGES * PG, PG, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, a);
 
 	if (!h)
 		return NULL;
 	madvise(h, NPAGES * PG, MADV_NOHUGEPAGE);
 	for (int i = 0; i < NPAGES; i++) {
-		tags[i] = i < 128 || i == 200 ? mv_tag(seed, i) : 0;
+		tags[i] = i < 128 || i == 200 ? t_tag(seed, i) : 0;
 		if (tags[i])
-			mv_fill(h + i * PG, tags[i]);
+			t_tag_fill(h + i * PG, tags[i]);
 	}
 	return h;
 }
@@ -59,7 +58,7 @@ static void run(const struct lib_case *c, unsigned int fr_flags, const char *how
 	struct fastremap_move_range v[3];
 	struct fastremap_move_stats st = { .size = sizeof(st) };
 	uint64_t tags[NPAGES];
-	struct fr_area a;
+	struct t_area a;
 	const char *why;
 	char *h = heap_setup(&a, tags), *m0, *m1;
 	long r, bad;
@@ -71,9 +70,9 @@ static void run(const struct lib_case *c, unsigned int fr_flags, const char *how
 		v[k].dst = (uintptr_t)h + c->mv[k].dst * PG;
 		v[k].len = c->mv[k].len * PG;
 	}
-	m0 = mv_maps_range(h, NPAGES * PG);
+	m0 = t_maps_range(h, NPAGES * PG);
 	r = fastremap_move(v, c->n, c->flags, fr_flags, &st);
-	m1 = mv_maps_range(h, NPAGES * PG);
+	m1 = t_maps_range(h, NPAGES * PG);
 	if (r != -c->err || st.done != (uint64_t)c->done ||
 	    st.done_bytes != (uint64_t)c->done_pages * PG) {
 		tap_ok(0, "%s: %s", how, c->name);
@@ -82,9 +81,9 @@ static void run(const struct lib_case *c, unsigned int fr_flags, const char *how
 			 (unsigned long long)st.done_bytes);
 		goto out;
 	}
-	mv_model(tags, (uintptr_t)h, (const struct fastremap_move_vec *)v, c->n,
+	t_mv_model(tags, (uintptr_t)h, (const struct fastremap_move_vec *)v, c->n,
 		 st.done, st.done_bytes);
-	bad = mv_verify(h, NPAGES, tags, &why);
+	bad = t_mv_verify(h, NPAGES, tags, &why);
 	if (bad >= 0) {
 		tap_ok(0, "%s: %s: page %ld: %s", how, c->name, bad, why);
 		goto out;
@@ -98,7 +97,7 @@ static void run(const struct lib_case *c, unsigned int fr_flags, const char *how
 out:
 	free(m0);
 	free(m1);
-	fr_release(&a);
+	t_release(&a);
 }
 
 int main(int argc, char **argv)

@@ -58,8 +58,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 /* How thread A moves; thread B always uses UFFDIO_MOVE. */
 enum mover { IOC_MOVE, IOC_REMAP, SYS_MREMAP, UFFD_MOVE };
@@ -114,9 +113,9 @@ static atomic_int inside[2];
 /* Writes the tag into the first and last words of the first and last page. */
 static void tag_region(char *p, size_t len, uint64_t tag)
 {
-	mv_fill(p, tag);
+	t_tag_fill(p, tag);
 	if (len > PG)
-		mv_fill(p + len - PG, tag ^ 0x5a5a);
+		t_tag_fill(p + len - PG, tag ^ 0x5a5a);
 }
 
 /* 0 if the region at p holds the tag; reads that fault count as wrong. */
@@ -124,10 +123,10 @@ static int tag_ok(const char *p, size_t len, uint64_t tag)
 {
 	uint64_t w[4] = { 0 };
 
-	if (fr_probe_read(p, &w[0]) || fr_probe_read(p + PG - 8, &w[1]))
+	if (t_probe_read(p, &w[0]) || t_probe_read(p + PG - 8, &w[1]))
 		return -1;
-	if (len > PG && (fr_probe_read(p + len - PG, &w[2]) ||
-			 fr_probe_read(p + len - 8, &w[3])))
+	if (len > PG && (t_probe_read(p + len - PG, &w[2]) ||
+			 t_probe_read(p + len - 8, &w[3])))
 		return -1;
 	if (w[0] != tag || w[1] != ~tag)
 		return -1;
@@ -152,19 +151,19 @@ static int move_once(struct racer *r, char *from, char *to)
 		switch (r->how) {
 		case IOC_MOVE:
 			memset(&res, 0, sizeof(res));
-			ret = fr_move(fd, &v, 1, 0, &res);
+			ret = t_move(fd, &v, 1, 0, &res);
 			e = errno;
 			if (!ret && !r->rounds && from == r->a)
 				r->first_thp = res.moved_thp;
 			break;
 		case IOC_REMAP:
-			p = fr_remap(fd, from, r->len, r->len, MREMAP_MAYMOVE | MREMAP_FIXED, to,
+			p = t_remap(fd, from, r->len, r->len, MREMAP_MAYMOVE | MREMAP_FIXED, to,
 				     NULL);
 			e = errno;
 			ret = p == to ? 0 : -1;
 			break;
 		case SYS_MREMAP:
-			p = sys_mremap(from, r->len, r->len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+			p = t_mremap(from, r->len, r->len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
 			e = errno;
 			ret = p == to ? 0 : -1;
 			break;
@@ -199,7 +198,7 @@ static void *racer_main(void *arg)
 	CPU_ZERO(&s);
 	CPU_SET(r->cpu, &s);
 	pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
-	while (fr_now() < r->until) {
+	while (t_now() < r->until) {
 		if (move_once(r, r->a, r->b))
 			break;
 		if (tag_ok(r->b, r->len, r->tag)) {
@@ -250,7 +249,7 @@ static void wd_restore(void)
 		/* printk reads "7 4 1 7": the console level alone is put back. */
 		v[strcspn(v, " \t")] = 0;
 		snprintf(path, sizeof(path), SYSCTL "%s", wd_names[i]);
-		fr_write_str(path, v);
+		t_write_str(path, v);
 	}
 	wd_set = 0;
 }
@@ -260,21 +259,21 @@ static int wd_arm(void)
 	char path[128], now[64] = "";
 	int ok = 1;
 
-	if (fr_read_str(SYSCTL "soft_watchdog", now, sizeof(now)) || strcmp(now, "1")) {
+	if (t_read_str(SYSCTL "soft_watchdog", now, sizeof(now)) || strcmp(now, "1")) {
 		tap_ok(0, "the soft-lockup watchdog is on (soft_watchdog %s)",
 		       now[0] ? now : "unreadable");
 		return -1;
 	}
 	for (int i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), SYSCTL "%s", wd_names[i]);
-		if (fr_read_str(path, wd_saved[i], sizeof(wd_saved[i])) ||
-		    fr_write_str(path, wd_values[i])) {
+		if (t_read_str(path, wd_saved[i], sizeof(wd_saved[i])) ||
+		    t_write_str(path, wd_values[i])) {
 			tap_diag("%s: cannot set it to %s", path, wd_values[i]);
 			ok = 0;
 			continue;
 		}
 		wd_set |= 1 << i;
-		if (fr_read_str(path, now, sizeof(now)) ||
+		if (t_read_str(path, now, sizeof(now)) ||
 		    strncmp(now, wd_values[i], strlen(wd_values[i])))
 			ok = 0;
 	}
@@ -295,7 +294,7 @@ static void wd_disarm(void)
 		if (!(had & (1 << i)))
 			continue;
 		snprintf(path, sizeof(path), SYSCTL "%s", wd_names[i]);
-		if (fr_read_str(path, now, sizeof(now)) ||
+		if (t_read_str(path, now, sizeof(now)) ||
 		    strncmp(now, want, strcspn(want, " \t")))
 			ok = 0;
 	}
@@ -306,7 +305,7 @@ static void wd_disarm(void)
 /* The layouts                                                             */
 
 struct setup {
-	struct fr_area area;
+	struct t_area area;
 	char *s, *d, *x, *y;
 	size_t len;		/* what moves: a page or a THP */
 	/* for the THP checks: the mapping of S and D, and X's and Y's */
@@ -347,7 +346,7 @@ static int map_fixed(char *p, size_t len)
 static int setup_pte(struct setup *st)
 {
 	const size_t xy = 16 * PG;
-	char *r = map_aligned(SZ_4M, SZ_2M, PROT_READ | PROT_WRITE,
+	char *r = t_map_aligned(SZ_4M, SZ_2M, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &st->area);
 
 	if (!r)
@@ -378,13 +377,13 @@ static int setup_pte(struct setup *st)
  */
 static int setup_thp(struct setup *st)
 {
-	char *base = fr_reserve(SZ_1G + 32 * SZ_1M, &st->area), *p, *m;
-	struct fr_range rg[2];
-	struct fr_smaps sm[2];
+	char *base = t_reserve(SZ_1G + 32 * SZ_1M, &st->area), *p, *m;
+	struct t_range rg[2];
+	struct t_smaps sm[2];
 
 	if (!base)
 		return -1;
-	p = (char *)FR_ALIGN_UP((uintptr_t)base + 16 * SZ_1M, SZ_1G);
+	p = (char *)T_ALIGN_UP((uintptr_t)base + 16 * SZ_1M, SZ_1G);
 	m = p - 6 * SZ_1M;
 	st->len = SZ_2M;
 	st->s = p - 4 * SZ_1M;
@@ -402,9 +401,9 @@ static int setup_thp(struct setup *st)
 	}
 	tag_region(st->s, SZ_2M, TAG_S);
 	tag_region(st->x, SZ_2M, TAG_X);
-	rg[0] = (struct fr_range){ (uintptr_t)st->s, (uintptr_t)st->s + SZ_2M };
-	rg[1] = (struct fr_range){ (uintptr_t)st->x, (uintptr_t)st->x + SZ_2M };
-	if (smaps_ranges(rg, 2, sm))
+	rg[0] = (struct t_range){ (uintptr_t)st->s, (uintptr_t)st->s + SZ_2M };
+	rg[1] = (struct t_range){ (uintptr_t)st->x, (uintptr_t)st->x + SZ_2M };
+	if (t_smaps_ranges(rg, 2, sm))
 		return -1;
 	if (sm[0].anon_huge_kb < 2048 || sm[1].anon_huge_kb < 2048) {
 		snprintf(st->skip, sizeof(st->skip),
@@ -430,21 +429,21 @@ static void run(const struct scenario *sc, int seconds)
 	memset(&st, 0, sizeof(st));
 	if (sc->layout == PTE_TABLES ? setup_pte(&st) : setup_thp(&st)) {
 		tap_ok(0, "%s: set up the layout (%s)", sc->name, strerror(errno));
-		fr_release(&st.area);
+		t_release(&st.area);
 		return;
 	}
 	if (st.skip[0]) {
 		tap_skip_test(st.skip, "%s", sc->title);
-		fr_release(&st.area);
+		t_release(&st.area);
 		return;
 	}
 	ra = (struct racer){ .how = sc->a, .me = 0, .cpu = 0, .a = st.s, .b = st.d,
 			     .len = st.len, .tag = TAG_S };
 	rb = (struct racer){ .how = UFFD_MOVE, .me = 1, .cpu = 1, .a = st.x, .b = st.y,
 			     .len = st.len, .tag = TAG_X };
-	ra.until = rb.until = fr_now() + seconds;
+	ra.until = rb.until = t_now() + seconds;
 	/* The guest's uptime, to tell from a lockup report how long it took. */
-	if (fr_read_str("/proc/uptime", up, sizeof(up)))
+	if (t_read_str("/proc/uptime", up, sizeof(up)))
 		strcpy(up, "?");
 	up[strcspn(up, " ")] = 0;
 	tap_diag("%s: S %p D %p X %p Y %p, %zu bytes, %d s from uptime %s s", sc->name,
@@ -470,14 +469,14 @@ static void run(const struct scenario *sc, int seconds)
 	       "%s: the two movers were inside their moves at the same time (%ld times)",
 	       sc->name, ra.overlaps + rb.overlaps);
 	if (sc->layout == PMD_TABLES) {
-		struct fr_range rg[3] = {
+		struct t_range rg[3] = {
 			{ st.sd_lo, st.sd_hi },
 			{ (uintptr_t)st.x, (uintptr_t)st.x + SZ_2M },
 			{ (uintptr_t)st.y, (uintptr_t)st.y + SZ_2M },
 		};
-		struct fr_smaps sm[3];
+		struct t_smaps sm[3];
 
-		bad = smaps_ranges(rg, 3, sm);
+		bad = t_smaps_ranges(rg, 3, sm);
 		/* The THP path ran: a split would have moved PTEs instead. */
 		if (sc->a == IOC_MOVE)
 			tap_ok(ra.first_thp == 1, "%s: the module moved the THP whole (moved_thp %llu)",
@@ -487,7 +486,7 @@ static void run(const struct scenario *sc, int seconds)
 		       "%s: both THPs still whole (AnonHugePages %ld kB and %ld kB)", sc->name,
 		       sm[0].anon_huge_kb, sm[1].anon_huge_kb + sm[2].anon_huge_kb);
 	}
-	fr_release(&st.area);
+	t_release(&st.area);
 }
 
 int main(int argc, char **argv)
@@ -515,7 +514,7 @@ int main(int argc, char **argv)
 		list = control;
 		n = ARRAY_SIZE(control);
 	}
-	fr_probe_init();
+	t_probe_init();
 	if (!mremap_mode) {
 		fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
 		if (fd < 0) {

@@ -10,13 +10,12 @@
  * heaps: small pages only (MADV_NOHUGEPAGE), and THP-backed
  * (MADV_HUGEPAGE) with holes punched, so that moves cut PTE-mapped large
  * folios and whole THPs and the module must split them first; khugepaged
- * may collapse behind them but not fill a hole (mv_holes_kept()).
+ * may collapse behind them but not fill a hole (t_mv_holes_kept()).
  *
  * Usage: t_move_random [SEED [BATCHES]]
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 #define HEAP		(32 * SZ_1M)
 #define NPAGES		(HEAP / PG)
@@ -28,7 +27,7 @@ static int batches = 12;
 
 static size_t rnd(size_t n)
 {
-	return fr_xorshift64(&rng) % n;
+	return t_xorshift64(&rng) % n;
 }
 
 /*
@@ -49,30 +48,16 @@ static uint32_t gen_batch(const uint64_t *tags, struct fastremap_move_vec *v,
 	memset(used_dst, 0, sizeof(used_dst));
 	for (int tries = 0; n < want && tries < 200000; tries++) {
 		size_t len = 1 + rnd(16), s = rnd(NPAGES - len), d = rnd(NPAGES - len);
-		int ok = s + len <= d || d + len <= s;
 
-		for (size_t i = 0; ok && i < len; i++)
-			ok = !used_src[s + i] && !used_dst[d + i] && !work[d + i] &&
-			     (holes || work[s + i]);
-		if (!ok)
-			continue;
-		for (size_t i = 0; i < len; i++) {
-			used_src[s + i] = 1;
-			used_dst[d + i] = 1;
-			work[d + i] = work[s + i];
-			work[s + i] = 0;
-		}
-		v[n].src = (uintptr_t)heap + s * PG;
-		v[n].dst = (uintptr_t)heap + d * PG;
-		v[n].len = len * PG;
-		n++;
+		if (t_mv_fits(work, used_src, used_dst, s, d, len, holes))
+			t_mv_add(&v[n++], heap, work, used_src, used_dst, s, d, len);
 	}
 	return n;
 }
 
 /*
  * One heap's batches. @pass: the module's passes are that many pages
- * (mv_set_pass()), so that batches run in several passes as those past
+ * (t_mv_set_pass()), so that batches run in several passes as those past
  * the built-in bound do; each must still move in full.
  */
 static void run_heap(const char *name, int thp, int swap, unsigned long pass)
@@ -80,37 +65,37 @@ static void run_heap(const char *name, int thp, int swap, unsigned long pass)
 	static uint64_t tags[NPAGES];
 	static struct fastremap_move_vec v[MAX_MOVES];
 	struct fastremap_move res;
-	struct fr_area a;
+	struct t_area a;
 	char *heap, *maps0, *maps1;
 	const char *why;
 	int fails = 0, flushes_bad = 0, maps_bad = 0, split = 0, multi = 0;
 	uint64_t moved = 0, nmoves = 0;
 	long bad;
 
-	if (pass && mv_set_pass(pass))
+	if (pass && t_mv_set_pass(pass))
 		return (void)tap_ok(0, "%s: set move_pass_pages (a test build)", name);
-	heap = map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!heap) {
-		mv_set_pass(0);
+		t_mv_set_pass(0);
 		return (void)tap_ok(0, "%s: map the heap", name);
 	}
 	if (thp)
-		mv_holes_kept(0);
+		t_mv_holes_kept(0);
 	madvise(heap, HEAP, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	rng = seed ^ (thp ? 0x7457 : 0x5eed);
 	for (size_t i = 0; i < NPAGES; i++) {
 		tags[i] = 0;
 		/* THP: every page has data, holes are punched below. */
 		if (thp || rnd(100) < 55) {
-			tags[i] = mv_tag(seed, i);
-			mv_fill(heap + i * PG, tags[i]);
+			tags[i] = t_tag(seed, i);
+			t_tag_fill(heap + i * PG, tags[i]);
 		}
 	}
 	if (thp) {
-		struct fr_smaps sm;
+		struct t_smaps sm;
 
-		smaps_range((uintptr_t)heap, (uintptr_t)heap + HEAP, &sm);
+		t_smaps_range((uintptr_t)heap, (uintptr_t)heap + HEAP, &sm);
 		tap_diag("%s: %ld kB of %lu in THPs before holes are punched", name,
 			 sm.anon_huge_kb, HEAP >> 10);
 		for (int k = 0; k < 600; k++) {
@@ -130,11 +115,11 @@ static void run_heap(const char *name, int thp, int swap, unsigned long pass)
 			tags[i] = MV_ZERO;
 		}
 	}
-	bad = mv_verify(heap, NPAGES, tags, &why);
+	bad = t_mv_verify(heap, NPAGES, tags, &why);
 	if (!tap_ok(bad < 0, "%s: the heap is as the model says before any move", name)) {
 		tap_diag("page %ld: %s", bad, why);
-		mv_holes_kept(1);
-		fr_release(&a);
+		t_mv_holes_kept(1);
+		t_release(&a);
 		return;
 	}
 
@@ -152,10 +137,10 @@ static void run_heap(const char *name, int thp, int swap, unsigned long pass)
 			}
 		}
 		n = gen_batch(tags, v, want, heap, holes);
-		maps0 = mv_maps_range(heap, HEAP);
-		r = fr_move(fd, v, n, holes ? FASTREMAP_MOVE_ALLOW_HOLES : 0, &res);
+		maps0 = t_maps_range(heap, HEAP);
+		r = t_move(fd, v, n, holes ? FASTREMAP_MOVE_ALLOW_HOLES : 0, &res);
 		e = errno;
-		maps1 = mv_maps_range(heap, HEAP);
+		maps1 = t_maps_range(heap, HEAP);
 		if (r || res.done != n) {
 			tap_diag("%s: batch %d of %u moves: %s, done %llu bytes %llu", name, b, n,
 				 r ? strerror(e) : "ok", (unsigned long long)res.done,
@@ -171,16 +156,16 @@ static void run_heap(const char *name, int thp, int swap, unsigned long pass)
 		}
 		free(maps0);
 		free(maps1);
-		mv_model(tags, (uintptr_t)heap, v, n, res.done, res.done_bytes);
+		t_mv_model(tags, (uintptr_t)heap, v, n, res.done, res.done_bytes);
 		moved += res.moved_pte;
 		split += res.split;
 		nmoves += n;
-		bad = mv_verify(heap, NPAGES, tags, &why);
+		bad = t_mv_verify(heap, NPAGES, tags, &why);
 		if (bad >= 0) {
 			tap_ok(0, "%s: batch %d: page %ld: %s", name, b, bad, why);
-			mv_holes_kept(1);
-			mv_set_pass(0);
-			fr_release(&a);
+			t_mv_holes_kept(1);
+			t_mv_set_pass(0);
+			t_release(&a);
 			return;
 		}
 	}
@@ -196,9 +181,9 @@ static void run_heap(const char *name, int thp, int swap, unsigned long pass)
 	tap_ok(1, "%s: every page right after every batch", name);
 	if (thp)
 		tap_ok(split > 0, "%s: moves cut large folios, which were split (%d)", name, split);
-	mv_holes_kept(1);
-	mv_set_pass(0);
-	fr_release(&a);
+	t_mv_holes_kept(1);
+	t_mv_set_pass(0);
+	t_release(&a);
 }
 
 int main(int argc, char **argv)
@@ -218,12 +203,12 @@ int main(int argc, char **argv)
 	run_heap("small pages", 0, 0, 0);
 	run_heap("THP heap", 1, 0, 0);
 	run_heap("small pages, passes of 7 pages", 0, 0, 7);
-	why = fr_swap_setup();
+	why = t_swap_setup();
 	if (*why) {
 		tap_skip_test(why, "small pages with paged-out runs");
 	} else {
 		run_heap("small pages with paged-out runs", 0, 1, 0);
-		fr_swap_off();
+		t_swap_off();
 	}
 	return tap_done();
 }

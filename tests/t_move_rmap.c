@@ -46,8 +46,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 #define ROUNDS		3
 #define NPG		16		/* pages per move */
@@ -76,19 +75,10 @@ static struct {
 	double t_hold, t_offline, t_release;
 } ctl;
 
-static int pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s);
-}
-
 static void *prober(void *arg)
 {
 	(void)arg;
-	if (pin(1) || sched_getcpu() != 1)
+	if (t_pin_cpu(1) || sched_getcpu() != 1)
 		atomic_store(&pr.wrong_cpu, 1);
 	for (;;) {
 		int ph = atomic_load(&pr.phase);
@@ -131,7 +121,7 @@ static int hold_state(void)
 {
 	char b[16];
 
-	if (fr_read_str(HOLD, b, sizeof(b)))
+	if (t_read_str(HOLD, b, sizeof(b)))
 		return -1;
 	return atoi(b);
 }
@@ -165,9 +155,9 @@ static void *offliner(void *arg)
 		}
 		atomic_store(&ctl.saw_hold, 1);
 		atomic_store(&ctl.started_held, !atomic_load(&ctl.released));
-		e = fr_write_str(OFFLINE, ctl.paddr);
+		e = t_write_str(OFFLINE, ctl.paddr);
 		atomic_store(&ctl.during_hold, !atomic_load(&ctl.released));
-		ctl.t_offline = fr_now();
+		ctl.t_offline = t_now();
 		atomic_store(&ctl.o_err, -e);
 		atomic_store(&ctl.o_done, 1);
 	}
@@ -179,14 +169,14 @@ static void *releaser(void *arg)
 {
 	for (int r = 0; r < ROUNDS; r++) {
 		if (wait_hold(r)) {
-			ctl.t_hold = fr_now();
+			ctl.t_hold = t_now();
 			while (!atomic_load(&ctl.o_done) &&
-			       fr_now() < ctl.t_hold + HOLD_WAIT)
+			       t_now() < ctl.t_hold + HOLD_WAIT)
 				usleep(500);
 		}
 		atomic_store(&ctl.released, 1);
-		ctl.t_release = fr_now();
-		fr_write_str(HOLD, "0");
+		ctl.t_release = t_now();
+		t_write_str(HOLD, "0");
 		atomic_store(&ctl.r_done, 1);
 	}
 	return arg;
@@ -194,17 +184,17 @@ static void *releaser(void *arg)
 
 static int wait_flag(atomic_int *f, double secs)
 {
-	double end = fr_now() + secs;
+	double end = t_now() + secs;
 
 	while (!atomic_load(f))
-		if (fr_now() > end)
+		if (t_now() > end)
 			return 0;
 		else
 			usleep(500);
 	return 1;
 }
 
-static struct fr_area areas[ROUNDS];
+static struct t_area areas[ROUNDS];
 
 /* One round; returns the number of failed checks. */
 static int round_once(int fd, int r)
@@ -217,7 +207,7 @@ static int round_once(int fd, int r)
 	int ret, e, fails = 0;
 	long iters0, bad;
 
-	heap = map_aligned(2 * NPG * PG, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(2 * NPG * PG, SZ_2M, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &areas[r]);
 	if (!tap_ok(heap != NULL, "round %d: map the heap", r))
 		return 1;
@@ -226,12 +216,12 @@ static int round_once(int fd, int r)
 	dst = heap + NPG * PG;
 	memset(tags, 0, sizeof(tags));
 	for (int i = 0; i < NPG; i++) {
-		tags[i] = mv_tag(r + 1, i);
-		mv_fill(src + i * PG, tags[i]);
+		tags[i] = t_tag(r + 1, i);
+		t_tag_fill(src + i * PG, tags[i]);
 	}
 	start = (0x524d4150ULL << 32) | ((uint64_t)r << 24);	/* "RMAP" */
 	((volatile uint64_t *)src)[CW] = start;
-	if (mv_pagemap(src, 1, pm) || !(pm[0] & PM_PRESENT) || !PM_PFN(pm[0])) {
+	if (t_pagemap(src, 1, pm) || !(pm[0] & PM_PRESENT) || !PM_PFN(pm[0])) {
 		tap_ok(0, "round %d: the source's first page and its frame number (pagemap %#llx)",
 		       r, (unsigned long long)pm[0]);
 		return 1;
@@ -253,23 +243,23 @@ static int round_once(int fd, int r)
 	atomic_store(&ctl.saw_hold, 0);
 	atomic_store(&ctl.during_hold, 0);
 	atomic_store(&ctl.started_held, 0);
-	if (!tap_ok(fr_write_str(HOLD, "1") == 0, "round %d: arm hold_before_flush", r))
+	if (!tap_ok(t_write_str(HOLD, "1") == 0, "round %d: arm hold_before_flush", r))
 		return 1;
 	atomic_store(&ctl.go, r + 1);
 
 	v = (struct fastremap_move_vec){ (uintptr_t)src, (uintptr_t)dst, NPG * PG };
-	ret = fr_move(fd, &v, 1, 0, &out);
+	ret = t_move(fd, &v, 1, 0, &out);
 	e = errno;
 	wait_flag(&ctl.r_done, 15);
 	wait_flag(&ctl.o_done, 15);
 	/* After the call the prober's next read goes to a fresh page. */
 	wait_flag(&pr.turned, 10);
 	atomic_store(&pr.phase, IDLE);
-	fr_write_str(HOLD, "0");
+	t_write_str(HOLD, "0");
 
 	fails += !tap_ok(ret == 0 && out.done == 1,
 			 "round %d: the batch moved (%s, done %llu)", r,
-			 ret ? fr_errname(e) : "ret 0", (unsigned long long)out.done);
+			 ret ? t_errname(e) : "ret 0", (unsigned long long)out.done);
 	fails += !tap_ok(atomic_load(&ctl.saw_hold) && atomic_load(&ctl.started_held),
 			 "round %d: the call stopped before its flush, and the soft offline began there",
 			 r);
@@ -278,8 +268,8 @@ static int round_once(int fd, int r)
 			 r, ctl.t_offline - ctl.t_hold, ctl.t_release - ctl.t_hold);
 	fails += !tap_ok(atomic_load(&ctl.o_err) == 0,
 			 "round %d: the soft offline of %s succeeded (%s)", r, ctl.paddr,
-			 fr_errname(atomic_load(&ctl.o_err)));
-	if (mv_pagemap(heap, 2 * NPG, pm))
+			 t_errname(atomic_load(&ctl.o_err)));
+	if (t_pagemap(heap, 2 * NPG, pm))
 		memset(pm, 0, sizeof(pm));
 	fails += !tap_ok((pm[NPG] & PM_PRESENT) && PM_PFN(pm[NPG]) != pfn,
 			 "round %d: the moved page went to another frame (%#llx -> %#llx)", r,
@@ -298,7 +288,7 @@ static int round_once(int fd, int r)
 		tags[NPG + i] = tags[i];
 		tags[i] = 0;
 	}
-	bad = mv_verify(heap + PG, 2 * NPG - 1, tags + 1, &why);
+	bad = t_mv_verify(heap + PG, 2 * NPG - 1, tags + 1, &why);
 	fails += !tap_ok(bad < 0, "round %d: every other page is where the move put it%s%s",
 			 r, bad < 0 ? "" : ": ", bad < 0 ? "" : why);
 	return fails;
@@ -309,14 +299,9 @@ int main(int argc, char **argv)
 	pthread_t tp, to, tr;
 	int fd, fails = 0;
 
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_smp(&argc, argv, "an rmap walker waits for the batch's flush");
+	if (fd < 0)
 		return tap_done();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		tap_skip_test("one CPU", "an rmap walker waits for the batch's flush");
-		return tap_done();
-	}
 	if (access(OFFLINE, W_OK)) {
 		tap_skip_test("no " OFFLINE " (CONFIG_MEMORY_FAILURE)",
 			      "an rmap walker waits for the batch's flush");
@@ -325,12 +310,12 @@ int main(int argc, char **argv)
 	if (!tap_ok(hold_state() >= 0, "test hook hold_before_flush present"))
 		return tap_done();
 	/* The vDSO's pages too: mlockall() does not populate special mappings. */
-	if (fr_now() < 0 || sched_getcpu() < 0)
+	if (t_now() < 0 || sched_getcpu() < 0)
 		return tap_done();
 	tap_diag("%d rounds: %d pages moved in one call, held before the flush; the first soft-offlined meanwhile",
 		 ROUNDS, NPG);
 
-	if (!tap_ok(pin(0) == 0 && pthread_create(&tp, NULL, prober, NULL) == 0 &&
+	if (!tap_ok(t_pin_cpu(0) == 0 && pthread_create(&tp, NULL, prober, NULL) == 0 &&
 		    pthread_create(&to, NULL, offliner, NULL) == 0 &&
 		    pthread_create(&tr, NULL, releaser, NULL) == 0,
 		    "the prober on CPU 1, two helpers and this thread on CPU 0"))
@@ -348,7 +333,7 @@ int main(int argc, char **argv)
 	pthread_join(tr, NULL);
 	munlockall();
 	for (int r = 0; r < ROUNDS; r++)
-		fr_release(&areas[r]);
+		t_release(&areas[r]);
 	tap_ok(!atomic_load(&pr.wrong_cpu), "the prober ran on CPU 1");
 	tap_diag("%d checks failed", fails);
 	return tap_done();

@@ -27,12 +27,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdatomic.h>
-#include "remap_util.h"
-#include "move_util.h"
-
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
+#include "tlib.h"
 
 #define HEAP		(4 * SZ_1M)
 #define NPAGES		(HEAP / PG)
@@ -59,7 +54,7 @@ static atomic_long first_bad_page = -1;
 
 static uint64_t rnd(uint64_t *s, uint64_t n)
 {
-	return fr_xorshift64(s) % n;
+	return t_xorshift64(s) % n;
 }
 
 static void report_bad(size_t i, const char *what)
@@ -83,7 +78,7 @@ static int page_right(size_t i)
 
 static void *mutator(void *arg)
 {
-	uint64_t s = fr_mix64(seed + (uintptr_t)arg) | 1;
+	uint64_t s = t_mix64(seed + (uintptr_t)arg) | 1;
 
 	while (!atomic_load(&stop)) {
 		size_t i = rnd(&s, NPAGES);
@@ -104,21 +99,21 @@ static void *mutator(void *arg)
 		if (!tags[i]) {
 			/* A hole: leave most alone, fill some (a fault-in). */
 			if (op == 0 && rnd(&s, 8) == 0) {
-				tags[i] = fr_mix64(s + i) | 1;
-				mv_fill(heap + i * PG, tags[i]);
+				tags[i] = t_mix64(s + i) | 1;
+				t_tag_fill(heap + i * PG, tags[i]);
 				atomic_fetch_add(&fills, 1);
 			}
 		} else if (!page_right(i)) {
 			report_bad(i, "a mutator found another page's data");
 		} else if (tags[i] == MV_ZERO) {
 			if (op < 8) {
-				tags[i] = fr_mix64(s ^ i) | 1;
-				mv_fill(heap + i * PG, tags[i]);
+				tags[i] = t_mix64(s ^ i) | 1;
+				t_tag_fill(heap + i * PG, tags[i]);
 				atomic_fetch_add(&cows, 1);
 			}
 		} else if (op < 16) {
-			tags[i] = fr_mix64(tags[i]) | 1;
-			mv_fill(heap + i * PG, tags[i]);
+			tags[i] = t_mix64(tags[i]) | 1;
+			t_tag_fill(heap + i * PG, tags[i]);
 		} else if (op == 31 && swap_on && atomic_load(&pageouts) < MAX_PAGEOUTS &&
 			   rnd(&s, 64) == 0) {
 			madvise(heap + i * PG, PG, MADV_PAGEOUT);
@@ -205,7 +200,7 @@ static long check_all(const char **why)
 	while (atomic_load(&parked) < MUTATORS)
 		sched_yield();
 	/* Parked threads own nothing: each releases a page before parking. */
-	bad = mv_verify(heap, NPAGES, tags, why);
+	bad = t_mv_verify(heap, NPAGES, tags, why);
 	atomic_store(&paused, 0);
 	return bad;
 }
@@ -216,7 +211,7 @@ int main(int argc, char **argv)
 	static size_t claimed[MAX_MOVES * 32];
 	pthread_t th[MUTATORS];
 	struct fastremap_move res;
-	struct fr_area a;
+	struct t_area a;
 	uint64_t s;
 	const char *why = "";
 	char *maps0, *maps1;
@@ -224,7 +219,7 @@ int main(int argc, char **argv)
 	int multi = 0, multi_seen = 0, pass_set = 0;
 	unsigned long nmoves = 0, npages = 0;
 	long bad = -1, freed = 0;
-	double t0 = fr_now();
+	double t0 = t_now();
 
 	if (argc > 1)
 		seed = strtoull(argv[1], NULL, 0);
@@ -237,11 +232,11 @@ int main(int argc, char **argv)
 		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
 		return tap_done();
 	}
-	why = fr_swap_setup();
+	why = t_swap_setup();
 	swap_on = !*why;
 	if (!swap_on)
 		tap_diag("no single-page pageouts: %s", why);
-	heap = map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	heap = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			   -1, 0, &a);
 	if (!heap) {
 		tap_ok(0, "map the heap");
@@ -254,19 +249,19 @@ int main(int argc, char **argv)
 
 		tags[i] = 0;
 		if (r < 50) {
-			tags[i] = mv_tag(seed, i);
-			mv_fill(heap + i * PG, tags[i]);
+			tags[i] = t_tag(seed, i);
+			t_tag_fill(heap + i * PG, tags[i]);
 		} else if (r < 55) {
 			(void)*(volatile char *)(heap + i * PG);
 			tags[i] = MV_ZERO;
 		}
 	}
-	bad = mv_verify(heap, NPAGES, tags, &why);
+	bad = t_mv_verify(heap, NPAGES, tags, &why);
 	if (!tap_ok(bad < 0, "the heap is as the model says before the threads start")) {
 		tap_diag("page %ld: %s", bad, why);
 		return tap_done();
 	}
-	maps0 = mv_maps_range(heap, HEAP);
+	maps0 = t_maps_range(heap, HEAP);
 	for (uintptr_t t = 0; t < MUTATORS; t++)
 		if (pthread_create(&th[t], NULL, mutator, (void *)(t + 1))) {
 			tap_ok(0, "start the mutators");
@@ -300,12 +295,12 @@ int main(int argc, char **argv)
 		 * module's pass bound run: each must still move in full.
 		 */
 		if (b == batches / 2) {
-			pass_set = !mv_set_pass(5);
+			pass_set = !t_mv_set_pass(5);
 			multi = 1;
 		}
 		n = gen_batch(v, 1 + rnd(&s, MAX_MOVES), &s, claimed, &nclaimed);
 
-		r = fr_move(fd, v, n, 0, &res);
+		r = t_move(fd, v, n, 0, &res);
 		e = errno;
 		if (r || res.done != n) {
 			tap_diag("batch %d of %u moves: %s, done %llu bytes %llu", b, n,
@@ -315,7 +310,7 @@ int main(int argc, char **argv)
 		}
 		flush_bad += n && (multi ? res.tlb_flushes < 1 : res.tlb_flushes != 1);
 		multi_seen += multi && res.tlb_flushes > 1;
-		mv_model(tags, (uintptr_t)heap, v, n, res.done, res.done_bytes);
+		t_mv_model(tags, (uintptr_t)heap, v, n, res.done, res.done_bytes);
 		/* The moved pages, while still ours: read at their new place. */
 		for (uint32_t k = 0; k < n; k++) {
 			size_t d = (v[k].dst - (uintptr_t)heap) / PG;
@@ -334,7 +329,7 @@ int main(int argc, char **argv)
 		if (b % 10 == 9) {
 			bad = check_all(&why);
 			checks++;
-			maps1 = mv_maps_range(heap, HEAP);
+			maps1 = t_maps_range(heap, HEAP);
 			if (!maps0 || !maps1 || strcmp(maps0, maps1)) {
 				if (!maps_bad++)
 					tap_diag("batch %d: maps before:\n%s# after:\n%s", b,
@@ -346,16 +341,16 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	for (int t = 0; t < MUTATORS; t++)
 		pthread_join(th[t], NULL);
-	mv_set_pass(0);
+	t_mv_set_pass(0);
 	if (bad < 0) {
-		bad = mv_verify(heap, NPAGES, tags, &why);
+		bad = t_mv_verify(heap, NPAGES, tags, &why);
 		checks++;
 	}
-	maps1 = mv_maps_range(heap, HEAP);
+	maps1 = t_maps_range(heap, HEAP);
 	maps_bad += !maps0 || !maps1 || strcmp(maps0, maps1);
 	tap_diag("%lu moves (%lu pages) in %d batches, %.1f s; mutators: %ld page visits, "
 		 "%ld holes filled, %ld zero pages written, %ld pageouts; collector: %ld freed",
-		 nmoves, npages, batches, fr_now() - t0, atomic_load(&ops), atomic_load(&fills),
+		 nmoves, npages, batches, t_now() - t0, atomic_load(&ops), atomic_load(&fills),
 		 atomic_load(&cows), atomic_load(&pageouts), freed);
 	tap_ok(!fails, "every batch moved in full (%d failed)", fails);
 	tap_ok(!flush_bad, "one TLB flush per batch, one at least per batch of short passes "
@@ -378,8 +373,8 @@ int main(int argc, char **argv)
 	       atomic_load(&ops), atomic_load(&fills), nmoves, batches);
 	free(maps0);
 	free(maps1);
-	fr_release(&a);
+	t_release(&a);
 	if (swap_on)
-		fr_swap_off();
+		t_swap_off();
 	return tap_done();
 }

@@ -20,8 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 #define HEAP		(4 * SZ_1M)
 #define NPAGES		(HEAP / PG)
@@ -35,7 +34,7 @@ static uint64_t tags[NPAGES];
 
 static size_t rnd(size_t n)
 {
-	return fr_xorshift64(&rng) % n;
+	return t_xorshift64(&rng) % n;
 }
 
 /* Gives B's move the same vector entry as A's. */
@@ -79,16 +78,7 @@ static uint32_t gen_batch(struct fastremap_move_vec *v, uint32_t want, int holes
 		}
 		if (!ok || (n == bad_at && !odd))
 			continue;
-		for (size_t i = 0; i < len; i++) {
-			used_src[s + i] = 1;
-			used_dst[d + i] = 1;
-			work[d + i] = work[s + i];
-			work[s + i] = 0;
-		}
-		v[n].src = (uintptr_t)ha + s * PG;
-		v[n].dst = (uintptr_t)ha + d * PG;
-		v[n].len = len * PG;
-		n++;
+		t_mv_add(&v[n++], ha, work, used_src, used_dst, s, d, len);
 		/* Nothing after a failing move would run. */
 		if (odd)
 			break;
@@ -146,7 +136,7 @@ int main(int argc, char **argv)
 							       UFFD_FEATURE_SIGBUS };
 	struct uffdio_register reg;
 	struct fastremap_move res;
-	struct fr_area aa, ab;
+	struct t_area aa, ab;
 	char *maps_a0, *maps_b0, *maps_a1, *maps_b1;
 	const char *why;
 	int diverged = 0, maps_bad = 0, seen[4] = { 0 }, pipefd[2] = { -1, -1 };
@@ -157,7 +147,7 @@ int main(int argc, char **argv)
 		seed = strtoull(argv[1], NULL, 0);
 	if (argc > 2)
 		batches = atoi(argv[2]);
-	rng = fr_mix64(seed) | 1;
+	rng = t_mix64(seed) | 1;
 	tap_diag("seed %llu, %d batches", (unsigned long long)seed, batches);
 	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -175,9 +165,9 @@ int main(int argc, char **argv)
 			      "the same batches through FASTREMAP_IOC_MOVE and UFFDIO_MOVE");
 		return tap_done();
 	}
-	ha = map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+	ha = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
 			 &aa);
-	hb = map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+	hb = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
 			 &ab);
 	if (!ha || !hb) {
 		tap_ok(0, "map the heaps");
@@ -190,9 +180,9 @@ int main(int argc, char **argv)
 
 		tags[i] = 0;
 		if (r < 55) {
-			tags[i] = mv_tag(seed, i);
-			mv_fill(ha + i * PG, tags[i]);
-			mv_fill(hb + i * PG, tags[i]);
+			tags[i] = t_tag(seed, i);
+			t_tag_fill(ha + i * PG, tags[i]);
+			t_tag_fill(hb + i * PG, tags[i]);
 		} else if (r < 60) {
 			(void)*(volatile char *)(ha + i * PG);
 			(void)*(volatile char *)(hb + i * PG);
@@ -207,15 +197,15 @@ int main(int argc, char **argv)
 	if (!tap_ok(!ioctl(uffd, UFFDIO_REGISTER, &reg), "register heap B with userfaultfd (%s)",
 		    strerror(errno)))
 		return tap_done();
-	bad = mv_verify(ha, NPAGES, tags, &why);
+	bad = t_mv_verify(ha, NPAGES, tags, &why);
 	if (bad < 0)
-		bad = mv_verify(hb, NPAGES, tags, &why);
+		bad = t_mv_verify(hb, NPAGES, tags, &why);
 	if (!tap_ok(bad < 0, "both heaps as the model says before any move")) {
 		tap_diag("page %ld: %s", bad, why);
 		return tap_done();
 	}
-	maps_a0 = mv_maps_range(ha, HEAP);
-	maps_b0 = mv_maps_range(hb, HEAP);
+	maps_a0 = t_maps_range(ha, HEAP);
+	maps_b0 = t_maps_range(hb, HEAP);
 
 	for (int b = 0; b < batches && !diverged; b++) {
 		int holes = b % 5 == 4, bad_move = b % 3 == 2, ea, eb;
@@ -240,9 +230,9 @@ int main(int argc, char **argv)
 			close(pipefd[0]);
 			for (size_t i = 0; i < NPAGES; i++)
 				if (tags[i] && rnd(100) < 70) {
-					tags[i] = mv_tag(seed ^ 0xf0f0, i);
-					mv_fill(ha + i * PG, tags[i]);
-					mv_fill(hb + i * PG, tags[i]);
+					tags[i] = t_tag(seed ^ 0xf0f0, i);
+					t_tag_fill(ha + i * PG, tags[i]);
+					t_tag_fill(hb + i * PG, tags[i]);
 				}
 		}
 		if (b == 2 * batches / 3 && child > 0) {
@@ -251,7 +241,7 @@ int main(int argc, char **argv)
 			child = -1;
 		}
 		n = gen_batch(v, 1 + rnd(MAX_MOVES), holes, bad_move);
-		ea = fr_move(fd, v, n, holes ? FASTREMAP_MOVE_ALLOW_HOLES : 0, &res) ? errno : 0;
+		ea = t_move(fd, v, n, holes ? FASTREMAP_MOVE_ALLOW_HOLES : 0, &res) ? errno : 0;
 		eb = uffd_batch(v, n, holes, &done_b, &bytes_b);
 		if (ea != eb || res.done != done_b || res.done_bytes != bytes_b) {
 			tap_ok(0, "batch %d of %u moves: the same outcome", b, n);
@@ -269,21 +259,21 @@ int main(int argc, char **argv)
 		seen[3] += holes && !ea;
 		if (ea && ea != EEXIST && ea != ENOENT && ea != EBUSY)
 			tap_diag("batch %d: both %s", b, ename(ea));
-		mv_model(tags, (uintptr_t)ha, v, n, res.done, res.done_bytes);
-		bad = mv_verify(ha, NPAGES, tags, &why);
+		t_mv_model(tags, (uintptr_t)ha, v, n, res.done, res.done_bytes);
+		bad = t_mv_verify(ha, NPAGES, tags, &why);
 		if (bad >= 0) {
 			tap_ok(0, "batch %d: heap A (FASTREMAP_IOC_MOVE) page %ld: %s", b, bad, why);
 			diverged = 1;
 			break;
 		}
-		bad = mv_verify(hb, NPAGES, tags, &why);
+		bad = t_mv_verify(hb, NPAGES, tags, &why);
 		if (bad >= 0) {
 			tap_ok(0, "batch %d: heap B (UFFDIO_MOVE) page %ld: %s", b, bad, why);
 			diverged = 1;
 			break;
 		}
-		maps_a1 = mv_maps_range(ha, HEAP);
-		maps_b1 = mv_maps_range(hb, HEAP);
+		maps_a1 = t_maps_range(ha, HEAP);
+		maps_b1 = t_maps_range(hb, HEAP);
 		if (!maps_a0 || !maps_a1 || !maps_b0 || !maps_b1 || strcmp(maps_a0, maps_a1) ||
 		    strcmp(maps_b0, maps_b1)) {
 			if (!maps_bad++)

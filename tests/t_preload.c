@@ -43,7 +43,7 @@
 #include <linux/seccomp.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "tap.h"
+#include "tlib.h"
 
 #define MIB	(1UL << 20)
 #define LEN	(4 * MIB)
@@ -388,22 +388,22 @@ static int broken_pipe(void)
 
 int main(int argc, char **argv)
 {
+	/* The children this program runs itself as, under the shim. */
+	static const struct {
+		const char *opt;
+		int (*fn)(void);
+	} children[] = {
+		{ "--move", child_move }, { "--cancel", child_cancel },
+		{ "--sigpipe", child_sigpipe }, { "--sigpipe-pending", child_sigpipe_pending },
+		{ "--fd2-reused", child_fd2_reused }, { "--unknown-flag", child_unknown_flag },
+	};
 	static char def[PATH_MAX + 64];
 	ssize_t l;
 	int st, fd;
 
-	if (argc > 1 && !strcmp(argv[1], "--move"))
-		return child_move();
-	if (argc > 1 && !strcmp(argv[1], "--cancel"))
-		return child_cancel();
-	if (argc > 1 && !strcmp(argv[1], "--sigpipe"))
-		return child_sigpipe();
-	if (argc > 1 && !strcmp(argv[1], "--sigpipe-pending"))
-		return child_sigpipe_pending();
-	if (argc > 1 && !strcmp(argv[1], "--fd2-reused"))
-		return child_fd2_reused();
-	if (argc > 1 && !strcmp(argv[1], "--unknown-flag"))
-		return child_unknown_flag();
+	for (size_t i = 0; argc > 1 && i < ARRAY_SIZE(children); i++)
+		if (!strcmp(argv[1], children[i].opt))
+			return children[i].fn();
 	if (argc > 2 && !strcmp(argv[1], "--as-nobody"))
 		return as_nobody(argv + 2);
 

@@ -16,7 +16,7 @@
 #define _GNU_SOURCE
 #include <sys/resource.h>
 #include <linux/userfaultfd.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 static int fd = -1;
 static uint64_t seed;
@@ -57,7 +57,7 @@ static const char *err_of(const void *p)
 
 	if (p != MAP_FAILED)
 		return "";
-	snprintf(r, 40, " (errno %s)", fr_errname(errno));
+	snprintf(r, 40, " (errno %s)", t_errname(errno));
 	return r;
 }
 
@@ -76,10 +76,10 @@ static size_t touch_region(char *p, size_t len, uint64_t s, struct touch *t)
 	t->seed = s;
 	t->chunk = len <= FULL_LIMIT ? 0 : PMD_SZ;
 	if (!t->chunk) {
-		fill_pattern(p, len, s);
+		t_fill_pattern(p, len, s);
 		return len / PG;
 	}
-	return touch_sparse(p, len, s, t->chunk);
+	return t_touch_sparse(p, len, s, t->chunk);
 }
 
 /* Touched pages among region offsets [lo, hi). */
@@ -94,7 +94,7 @@ static size_t touched_in(const struct touch *t, size_t lo, size_t hi)
 	if (!t->chunk)
 		return (hi - lo) / PG;
 	for (size_t k = lo / t->chunk; k * t->chunk < hi; k++) {
-		size_t off = sparse_page(t->len, t->seed, t->chunk, k);
+		size_t off = t_sparse_page(t->len, t->seed, t->chunk, k);
 
 		n += off >= lo && off < hi;
 	}
@@ -105,8 +105,8 @@ static size_t touched_in(const struct touch *t, size_t lo, size_t hi)
 static long verify_touch(const char *p, const struct touch *t, size_t len)
 {
 	if (!t->chunk)
-		return verify_pattern(p, len, t->seed, 0);
-	return verify_sparse(p, len, t->seed, t->chunk, 1);
+		return t_verify_pattern(p, len, t->seed, 0);
+	return t_verify_sparse(p, len, t->seed, t->chunk, 1);
 }
 
 struct expect {
@@ -183,15 +183,15 @@ static void check_counts(const char *name, const struct fastremap_remap *r,
 	struct expect e;
 
 	model(src, dst, len, t, &e);
-	if (!fr_counted(r)) {
+	if (!t_counted(r)) {
 		tap_diag("%s: %s-level; the module should report pud/pmd/pte %llu/%llu/%llu",
 			 name, cls_name[c], (unsigned long long)e.pud,
 			 (unsigned long long)e.pmd, (unsigned long long)e.pte);
 		return;
 	}
-	tap_ok(r->tlb_flushes >= 1 && r->tlb_flushes <= fr_max_flushes(len),
+	tap_ok(r->tlb_flushes >= 1 && r->tlb_flushes <= t_max_flushes(len),
 	       "%s: one TLB flush per pass, at most %llu (got %llu)", name,
-	       (unsigned long long)fr_max_flushes(len),
+	       (unsigned long long)t_max_flushes(len),
 	       (unsigned long long)r->tlb_flushes);
 	if (c != C_MIXED) {
 		tap_ok(r->moved_pud == e.pud && r->moved_pmd == e.pmd &&
@@ -220,7 +220,7 @@ static void check_counts(const char *name, const struct fastremap_remap *r,
 static void check_flush_only(const char *name, const struct fastremap_remap *r,
 			     size_t touched)
 {
-	if (!fr_counted(r))
+	if (!t_counted(r))
 		return;
 	tap_ok(r->tlb_flushes == 1 && r->moved_pte <= touched &&
 	       r->moved_pte + 512 * (r->moved_pmd + r->moved_thp) +
@@ -232,9 +232,9 @@ static void check_flush_only(const char *name, const struct fastremap_remap *r,
 }
 
 /* A private anonymous source without THP, so that the counts are PTEs. */
-static char *map_src(size_t len, size_t align, struct fr_area *a)
+static char *map_src(size_t len, size_t align, struct t_area *a)
 {
-	char *p = map_aligned(len, align, RW, ANON, -1, 0, a);
+	char *p = t_map_aligned(len, align, RW, ANON, -1, 0, a);
 
 	if (p)
 		madvise(p, len, MADV_NOHUGEPAGE);
@@ -274,7 +274,7 @@ static const struct move_case moves[] = {
 
 static void run_move(const struct move_case *mc, uint64_t s)
 {
-	struct fr_area as, ad;
+	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
 	char name[160], *src, *dst, *p;
@@ -288,27 +288,27 @@ static void run_move(const struct move_case *mc, uint64_t s)
 		return;
 	}
 	touch_region(src, mc->len, s, &t);
-	dst = fr_pick(mc->len, mc->dst_align, &ad);
+	dst = t_pick(mc->len, mc->dst_align, &ad);
 	if (!dst) {
 		tap_skip_test(strerror(errno), "%s: cannot reserve the destination", name);
-		fr_release(&as);
+		t_release(&as);
 		return;
 	}
-	t0 = fr_now();
-	p = fr_remap(fd, src, mc->len, mc->len, MM | FX, dst, &r);
-	dt = fr_now() - t0;
+	t0 = t_now();
+	p = t_remap(fd, src, mc->len, mc->len, MM | FX, dst, &r);
+	dt = t_now() - t0;
 	if (!tap_ok(p == dst, "%s: lands at the requested address%s",
 		    name, err_of(p)))
 		goto out;
 	tap_ok(verify_touch(dst, &t, mc->len) < 0, "%s: data intact at the destination", name);
-	tap_ok(range_unmapped(src, mc->len), "%s: old range unmapped", name);
-	tap_ok(range_mapped_as(dst, mc->len, "rw-p"), "%s: destination mapped rw-p", name);
+	tap_ok(t_range_unmapped(src, mc->len), "%s: old range unmapped", name);
+	tap_ok(t_range_mapped_as(dst, mc->len, "rw-p"), "%s: destination mapped rw-p", name);
 	check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, mc->len, &t);
 	tap_diag("%s: %zu touched pages, remap took %.3f ms", name,
 		 touched_in(&t, 0, mc->len), dt * 1e3);
 out:
-	fr_release(&as);
-	fr_release(&ad);
+	t_release(&as);
+	t_release(&ad);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -318,58 +318,58 @@ out:
 static void test_grow_fixed(uint64_t s)
 {
 	const char *name = "grow 4M -> 8M while moving (MAYMOVE|FIXED)";
-	struct fr_area as, ad;
+	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
 	char *src = map_src(SZ_4M, SZ_2M, &as), *dst, *p;
 
-	if (!src || !(dst = fr_pick(2 * SZ_4M, SZ_2M, &ad))) {
+	if (!src || !(dst = t_pick(2 * SZ_4M, SZ_2M, &ad))) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
-			fr_release(&as);
+			t_release(&as);
 		return;
 	}
 	touch_region(src, SZ_4M, s, &t);
-	p = fr_remap(fd, src, SZ_4M, 2 * SZ_4M, MM | FX, dst, &r);
+	p = t_remap(fd, src, SZ_4M, 2 * SZ_4M, MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
-		tap_ok(verify_pattern(dst, SZ_4M, s, 0) < 0, "%s: old data intact", name);
-		tap_ok(verify_zero(dst + SZ_4M, SZ_4M, 0) < 0, "%s: new tail reads zero", name);
-		tap_ok(range_unmapped(src, SZ_4M), "%s: old range unmapped", name);
-		tap_ok(range_mapped_as(dst, 2 * SZ_4M, "rw-p"), "%s: 8M mapped rw-p", name);
+		tap_ok(t_verify_pattern(dst, SZ_4M, s, 0) < 0, "%s: old data intact", name);
+		tap_ok(t_verify_zero(dst + SZ_4M, SZ_4M, 0) < 0, "%s: new tail reads zero", name);
+		tap_ok(t_range_unmapped(src, SZ_4M), "%s: old range unmapped", name);
+		tap_ok(t_range_mapped_as(dst, 2 * SZ_4M, "rw-p"), "%s: 8M mapped rw-p", name);
 		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
 	}
-	fr_release(&as);
-	fr_release(&ad);
+	t_release(&as);
+	t_release(&ad);
 }
 
 /* Shrink while moving: the front moves, the old range is gone entirely. */
 static void test_shrink_fixed(uint64_t s, size_t dst_align)
 {
-	struct fr_area as, ad;
+	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
 	char name[160], *src = map_src(2 * SZ_4M, SZ_2M, &as), *dst, *p;
 
 	snprintf(name, sizeof(name), "shrink 8M -> 4M while moving to a %s-aligned address",
 		 szstr(dst_align));
-	if (!src || !(dst = fr_pick(SZ_4M, dst_align, &ad))) {
+	if (!src || !(dst = t_pick(SZ_4M, dst_align, &ad))) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
-			fr_release(&as);
+			t_release(&as);
 		return;
 	}
 	touch_region(src, 2 * SZ_4M, s, &t);
-	p = fr_remap(fd, src, 2 * SZ_4M, SZ_4M, MM | FX, dst, &r);
+	p = t_remap(fd, src, 2 * SZ_4M, SZ_4M, MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
-		tap_ok(verify_pattern(dst, SZ_4M, s, 0) < 0, "%s: data intact", name);
-		tap_ok(range_unmapped(src, 2 * SZ_4M), "%s: whole old range unmapped", name);
-		tap_ok(range_mapped_as(dst, SZ_4M, "rw-p") &&
-		       !range_mapped_as(dst + SZ_4M, PG, "rw-p"),
+		tap_ok(t_verify_pattern(dst, SZ_4M, s, 0) < 0, "%s: data intact", name);
+		tap_ok(t_range_unmapped(src, 2 * SZ_4M), "%s: whole old range unmapped", name);
+		tap_ok(t_range_mapped_as(dst, SZ_4M, "rw-p") &&
+		       !t_range_mapped_as(dst + SZ_4M, PG, "rw-p"),
 		       "%s: exactly 4M mapped rw-p", name);
 		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
 	}
-	fr_release(&as);
-	fr_release(&ad);
+	t_release(&as);
+	t_release(&ad);
 }
 
 /*
@@ -378,7 +378,7 @@ static void test_shrink_fixed(uint64_t s, size_t dst_align)
  */
 static void test_fixed_replace(uint64_t s, size_t dst_align)
 {
-	struct fr_area as, ad;
+	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
 	char name[160], *src = map_src(SZ_4M, SZ_2M, &as), *dst, *p;
@@ -386,34 +386,34 @@ static void test_fixed_replace(uint64_t s, size_t dst_align)
 
 	snprintf(name, sizeof(name), "FIXED onto an existing %s-aligned mapping",
 		 szstr(dst_align));
-	if (!src || !(dst = fr_pick(SZ_4M, dst_align, &ad)) ||
+	if (!src || !(dst = t_pick(SZ_4M, dst_align, &ad)) ||
 	    mmap(dst - PG, SZ_4M + 2 * PG, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
 		tap_skip_test("mmap failed", "%s", name);
 		goto out;
 	}
 	madvise(dst - PG, SZ_4M + 2 * PG, MADV_NOHUGEPAGE);
 	/* Neighbour, victim, neighbour: one VMA, three patterns. */
-	fill_pattern(dst - PG, PG, s + 1);
-	fill_pattern(dst, SZ_4M, s + 2);
-	fill_pattern(dst + SZ_4M, PG, s + 3);
+	t_fill_pattern(dst - PG, PG, s + 1);
+	t_fill_pattern(dst, SZ_4M, s + 2);
+	t_fill_pattern(dst + SZ_4M, PG, s + 3);
 	touch_region(src, SZ_4M, s, &t);
-	p = fr_remap(fd, src, SZ_4M, SZ_4M, MM | FX, dst, &r);
+	p = t_remap(fd, src, SZ_4M, SZ_4M, MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
-		tap_ok(verify_pattern(dst, SZ_4M, s, 0) < 0,
+		tap_ok(t_verify_pattern(dst, SZ_4M, s, 0) < 0,
 		       "%s: the destination holds the moved data", name);
-		ok = verify_pattern(dst - PG, PG, s + 1, 0) < 0 &&
-		     verify_pattern(dst + SZ_4M, PG, s + 3, 0) < 0;
+		ok = t_verify_pattern(dst - PG, PG, s + 1, 0) < 0 &&
+		     t_verify_pattern(dst + SZ_4M, PG, s + 3, 0) < 0;
 		tap_ok(ok, "%s: the neighbours keep their data", name);
-		tap_ok(range_unmapped(src, SZ_4M), "%s: old range unmapped", name);
-		tap_ok(range_mapped_as(dst - PG, SZ_4M + 2 * PG, "rw-p"),
+		tap_ok(t_range_unmapped(src, SZ_4M), "%s: old range unmapped", name);
+		tap_ok(t_range_mapped_as(dst - PG, SZ_4M + 2 * PG, "rw-p"),
 		       "%s: neighbours and destination mapped rw-p", name);
 		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
 	}
 out:
 	if (src)
-		fr_release(&as);
+		t_release(&as);
 	if (ad.base)
-		fr_release(&ad);
+		t_release(&ad);
 }
 
 /*
@@ -429,7 +429,7 @@ static void test_fixed_inside_own_vma(uint64_t s, int target_after)
 	size_t src_off = target_after ? SZ_2M + PG : 5 * SZ_2M + PG;
 	size_t dst_off = target_after ? 5 * SZ_2M + 2 * PG : SZ_2M + 2 * PG;
 	struct fastremap_remap r;
-	struct fr_area a;
+	struct t_area a;
 	char name[160], *m = map_src(span, SZ_2M, &a), *src, *dst, *p;
 	int ok;
 
@@ -441,51 +441,51 @@ static void test_fixed_inside_own_vma(uint64_t s, int target_after)
 	}
 	src = m + src_off;
 	dst = m + dst_off;
-	fill_pattern(m, span, s);
-	p = fr_remap(fd, src, len, len, MM | FX, dst, &r);
+	t_fill_pattern(m, span, s);
+	p = t_remap(fd, src, len, len, MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
-		tap_ok(verify_pattern_off(dst, len, s, src_off / PG, 0) < 0,
+		tap_ok(t_verify_pattern_off(dst, len, s, src_off / PG, 0) < 0,
 		       "%s: the destination holds the moved data", name);
-		ok = verify_pattern(m, src_off < dst_off ? src_off : dst_off, s, 0) < 0;
+		ok = t_verify_pattern(m, src_off < dst_off ? src_off : dst_off, s, 0) < 0;
 		if (target_after)
-			ok = ok && verify_pattern_off(src + len, dst_off - src_off - len, s,
+			ok = ok && t_verify_pattern_off(src + len, dst_off - src_off - len, s,
 						      (src_off + len) / PG, 0) < 0 &&
-			     verify_pattern_off(dst + len, span - dst_off - len, s,
+			     t_verify_pattern_off(dst + len, span - dst_off - len, s,
 						(dst_off + len) / PG, 0) < 0;
 		else
-			ok = ok && verify_pattern_off(dst + len, src_off - dst_off - len, s,
+			ok = ok && t_verify_pattern_off(dst + len, src_off - dst_off - len, s,
 						      (dst_off + len) / PG, 0) < 0 &&
-			     verify_pattern_off(src + len, span - src_off - len, s,
+			     t_verify_pattern_off(src + len, span - src_off - len, s,
 						(src_off + len) / PG, 0) < 0;
 		tap_ok(ok, "%s: the rest of the VMA keeps its data", name);
-		tap_ok(range_unmapped(src, len), "%s: old range unmapped", name);
-		tap_ok(range_mapped_as(dst, len, "rw-p"), "%s: destination mapped rw-p", name);
+		tap_ok(t_range_unmapped(src, len), "%s: old range unmapped", name);
+		tap_ok(t_range_mapped_as(dst, len, "rw-p"), "%s: destination mapped rw-p", name);
 	}
-	fr_release(&a);
+	t_release(&a);
 }
 
 /* MREMAP_DONTUNMAP: the old range stays mapped and reads zero afterwards. */
 static void test_dontunmap(uint64_t s, int fixed)
 {
-	struct fr_area as, ad = { 0 };
+	struct t_area as, ad = { 0 };
 	struct fastremap_remap r;
 	struct touch t;
 	char name[160], *src = map_src(SZ_4M, SZ_2M, &as), *dst = NULL, *p;
 
 	snprintf(name, sizeof(name), "DONTUNMAP %s", fixed ? "to a fixed address" : "anywhere");
-	if (!src || (fixed && !(dst = fr_pick(SZ_4M, SZ_2M, &ad)))) {
+	if (!src || (fixed && !(dst = t_pick(SZ_4M, SZ_2M, &ad)))) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
-			fr_release(&as);
+			t_release(&as);
 		return;
 	}
 	touch_region(src, SZ_4M, s, &t);
-	p = fr_remap(fd, src, SZ_4M, SZ_4M, MM | DU | (fixed ? FX : 0), dst, &r);
+	p = t_remap(fd, src, SZ_4M, SZ_4M, MM | DU | (fixed ? FX : 0), dst, &r);
 	if (tap_ok(p != MAP_FAILED && (!fixed || p == dst) && p != src,
 		   "%s: moves%s", name, err_of(p))) {
-		tap_ok(verify_pattern(p, SZ_4M, s, 0) < 0, "%s: new range has the data", name);
-		tap_ok(range_mapped_as(src, SZ_4M, "rw-p"), "%s: old range still mapped rw-p", name);
-		tap_ok(verify_zero(src, SZ_4M, 0) < 0, "%s: old range reads zero", name);
+		tap_ok(t_verify_pattern(p, SZ_4M, s, 0) < 0, "%s: new range has the data", name);
+		tap_ok(t_range_mapped_as(src, SZ_4M, "rw-p"), "%s: old range still mapped rw-p", name);
+		tap_ok(t_verify_zero(src, SZ_4M, 0) < 0, "%s: old range reads zero", name);
 		if (fixed)
 			check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
 		else
@@ -493,40 +493,40 @@ static void test_dontunmap(uint64_t s, int fixed)
 		if (!fixed)
 			munmap(p, SZ_4M);
 	}
-	fr_release(&as);
+	t_release(&as);
 	if (fixed)
-		fr_release(&ad);
+		t_release(&ad);
 }
 
 /* MAYMOVE without FIXED, growing while the next page is taken: must move. */
 static void test_maymove_occupied(uint64_t s)
 {
 	const char *name = "MAYMOVE growth 2M -> 4M with the next page occupied";
-	struct fr_area as;
+	struct t_area as;
 	struct fastremap_remap r;
 	char *src = map_src(SZ_2M, SZ_2M, &as), *p;
 
 	if (!src || mmap(src + SZ_2M, PG, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
-			fr_release(&as);
+			t_release(&as);
 		return;
 	}
-	fill_pattern(src, SZ_2M, s);
-	fill_pattern(src + SZ_2M, PG, s + 1);
-	p = fr_remap(fd, src, SZ_2M, SZ_4M, MM, NULL, &r);
+	t_fill_pattern(src, SZ_2M, s);
+	t_fill_pattern(src + SZ_2M, PG, s + 1);
+	p = t_remap(fd, src, SZ_2M, SZ_4M, MM, NULL, &r);
 	if (tap_ok(p != MAP_FAILED && p != src, "%s: moves%s", name, err_of(p))) {
-		tap_ok(verify_pattern(p, SZ_2M, s, 0) < 0 &&
-		       verify_zero(p + SZ_2M, SZ_2M, 0) < 0,
+		tap_ok(t_verify_pattern(p, SZ_2M, s, 0) < 0 &&
+		       t_verify_zero(p + SZ_2M, SZ_2M, 0) < 0,
 		       "%s: data intact, new tail zero", name);
-		tap_ok(range_unmapped(src, SZ_2M), "%s: old range unmapped", name);
-		tap_ok(verify_pattern(src + SZ_2M, PG, s + 1, 0) < 0,
+		tap_ok(t_range_unmapped(src, SZ_2M), "%s: old range unmapped", name);
+		tap_ok(t_verify_pattern(src + SZ_2M, PG, s + 1, 0) < 0,
 		       "%s: the occupying page is untouched", name);
-		tap_ok(range_mapped_as(p, SZ_4M, "rw-p"), "%s: 4M mapped rw-p", name);
+		tap_ok(t_range_mapped_as(p, SZ_4M, "rw-p"), "%s: 4M mapped rw-p", name);
 		check_flush_only(name, &r, SZ_2M / PG);
 		munmap(p, SZ_4M);
 	}
-	fr_release(&as);
+	t_release(&as);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -546,7 +546,7 @@ static int declined(void *p, const char *name)
 		tap_diag("%s: declined (EOPNOTSUPP)", name);
 		return 1;
 	}
-	tap_ok(0, "%s: fails with %s; want success or EOPNOTSUPP", name, fr_errname(e));
+	tap_ok(0, "%s: fails with %s; want success or EOPNOTSUPP", name, t_errname(e));
 	return -1;
 }
 
@@ -554,7 +554,7 @@ static int declined(void *p, const char *name)
 static void decl_shrink(uint64_t s)
 {
 	const char *name = "plain shrink 4M -> 2M";
-	struct fr_area a;
+	struct t_area a;
 	struct fastremap_remap r;
 	char *src = map_src(SZ_4M, SZ_2M, &a), *p;
 
@@ -562,100 +562,100 @@ static void decl_shrink(uint64_t s)
 		tap_skip_test("mmap failed", "%s", name);
 		return;
 	}
-	fill_pattern(src, SZ_4M, s);
-	p = fr_remap(fd, src, SZ_4M, SZ_2M, 0, NULL, &r);
+	t_fill_pattern(src, SZ_4M, s);
+	p = t_remap(fd, src, SZ_4M, SZ_2M, 0, NULL, &r);
 	switch (declined(p, name)) {
 	case 1:
-		tap_ok(verify_pattern(src, SZ_4M, s, 0) < 0 &&
-		       range_mapped_as(src, SZ_4M, "rw-p"),
+		tap_ok(t_verify_pattern(src, SZ_4M, s, 0) < 0 &&
+		       t_range_mapped_as(src, SZ_4M, "rw-p"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p == src && verify_pattern(src, SZ_2M, s, 0) < 0 &&
-		       range_mapped_as(src, SZ_2M, "rw-p") &&
-		       range_unmapped(src + SZ_2M, SZ_2M),
+		tap_ok(p == src && t_verify_pattern(src, SZ_2M, s, 0) < 0 &&
+		       t_range_mapped_as(src, SZ_2M, "rw-p") &&
+		       t_range_unmapped(src + SZ_2M, SZ_2M),
 		       "%s: done in place, tail unmapped", name);
 		break;
 	}
-	fr_release(&a);
+	t_release(&a);
 }
 
 /* Growth into a free range right after the mapping. */
 static void decl_grow_inplace(uint64_t s, unsigned int flags)
 {
-	struct fr_area a;
+	struct t_area a;
 	struct fastremap_remap r;
 	char name[160], *src, *p;
 
 	snprintf(name, sizeof(name), "growth 2M -> 4M with free space after (flags %s)",
-		 fr_flagstr(flags));
+		 t_flagstr(flags));
 	/* Room for 4M in the reservation: the hole must stay inside it. */
-	src = fr_pick(SZ_4M, SZ_2M, &a);
+	src = t_pick(SZ_4M, SZ_2M, &a);
 	if (!src || mmap(src, SZ_2M, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
-			fr_release(&a);
+			t_release(&a);
 		return;
 	}
 	madvise(src, SZ_2M, MADV_NOHUGEPAGE);
 	munmap(src + SZ_2M, SZ_2M);	/* a hole after it */
-	fill_pattern(src, SZ_2M, s);
-	p = fr_remap(fd, src, SZ_2M, SZ_4M, flags, NULL, &r);
+	t_fill_pattern(src, SZ_2M, s);
+	p = t_remap(fd, src, SZ_2M, SZ_4M, flags, NULL, &r);
 	switch (declined(p, name)) {
 	case 1:
-		tap_ok(verify_pattern(src, SZ_2M, s, 0) < 0 &&
-		       range_mapped_as(src, SZ_2M, "rw-p") &&
-		       range_unmapped(src + SZ_2M, SZ_2M),
+		tap_ok(t_verify_pattern(src, SZ_2M, s, 0) < 0 &&
+		       t_range_mapped_as(src, SZ_2M, "rw-p") &&
+		       t_range_unmapped(src + SZ_2M, SZ_2M),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(verify_pattern(p, SZ_2M, s, 0) < 0 &&
-		       verify_zero(p + SZ_2M, SZ_2M, 0) < 0 &&
-		       range_mapped_as(p, SZ_4M, "rw-p"),
+		tap_ok(t_verify_pattern(p, SZ_2M, s, 0) < 0 &&
+		       t_verify_zero(p + SZ_2M, SZ_2M, 0) < 0 &&
+		       t_range_mapped_as(p, SZ_4M, "rw-p"),
 		       "%s: data intact, tail zero", name);
 		if (p != src) {
 			tap_ok(flags & MM, "%s: moved only with MAYMOVE", name);
-			tap_ok(range_unmapped(src, SZ_2M), "%s: moved, old range unmapped", name);
+			tap_ok(t_range_unmapped(src, SZ_2M), "%s: moved, old range unmapped", name);
 			munmap(p, SZ_4M);
 		}
 		break;
 	}
-	fr_release(&a);
+	t_release(&a);
 }
 
 /* Growth of an mlock()ed mapping while moving. */
 static void decl_mlock_grow(uint64_t s)
 {
 	const char *name = "mlocked 2M grows to 4M while moving";
-	struct fr_area as, ad;
+	struct t_area as, ad;
 	struct fastremap_remap r;
-	struct fr_smaps sm;
+	struct t_smaps sm;
 	char *src = map_src(SZ_2M, SZ_2M, &as), *dst, *p;
 
-	if (!src || !(dst = fr_pick(SZ_4M, SZ_2M, &ad))) {
+	if (!src || !(dst = t_pick(SZ_4M, SZ_2M, &ad))) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
-			fr_release(&as);
+			t_release(&as);
 		return;
 	}
-	fill_pattern(src, SZ_2M, s);
+	t_fill_pattern(src, SZ_2M, s);
 	if (mlock(src, SZ_2M)) {
 		tap_skip_test(strerror(errno), "%s: mlock", name);
 		goto out;
 	}
-	p = fr_remap(fd, src, SZ_2M, SZ_4M, MM | FX, dst, &r);
+	p = t_remap(fd, src, SZ_2M, SZ_4M, MM | FX, dst, &r);
 	switch (declined(p, name)) {
 	case 1:
-		smaps_range((uintptr_t)src, (uintptr_t)src + SZ_2M, &sm);
-		tap_ok(verify_pattern(src, SZ_2M, s, 0) < 0 && sm.locked_kb == 2048 &&
-		       range_mapped_as(dst, SZ_4M, "---p"),
+		t_smaps_range((uintptr_t)src, (uintptr_t)src + SZ_2M, &sm);
+		tap_ok(t_verify_pattern(src, SZ_2M, s, 0) < 0 && sm.locked_kb == 2048 &&
+		       t_range_mapped_as(dst, SZ_4M, "---p"),
 		       "%s: declined, memory untouched and still locked", name);
 		break;
 	case 0:
-		smaps_range((uintptr_t)dst, (uintptr_t)dst + SZ_4M, &sm);
-		tap_ok(p == dst && verify_pattern(dst, SZ_2M, s, 0) < 0 &&
-		       verify_zero(dst + SZ_2M, SZ_2M, 0) < 0 &&
-		       range_unmapped(src, SZ_2M),
+		t_smaps_range((uintptr_t)dst, (uintptr_t)dst + SZ_4M, &sm);
+		tap_ok(p == dst && t_verify_pattern(dst, SZ_2M, s, 0) < 0 &&
+		       t_verify_zero(dst + SZ_2M, SZ_2M, 0) < 0 &&
+		       t_range_unmapped(src, SZ_2M),
 		       "%s: data intact, tail zero, old range unmapped", name);
 		tap_ok(sm.locked_kb == 4096, "%s: all 4M locked (Locked: %ld kB)",
 		       name, sm.locked_kb);
@@ -664,8 +664,8 @@ static void decl_mlock_grow(uint64_t s)
 	munlock(dst, SZ_4M);
 	munlock(src, SZ_2M);
 out:
-	fr_release(&as);
-	fr_release(&ad);
+	t_release(&as);
+	t_release(&ad);
 }
 
 static long read_long(const char *path)
@@ -697,43 +697,43 @@ static void decl_hugetlb(uint64_t s)
 {
 	static const char nr_path[] = "/proc/sys/vm/nr_hugepages";
 	const char *name = "hugetlb 4M move";
-	struct fr_area as, ad;
+	struct t_area as, ad;
 	struct fastremap_remap r;
 	long nr = read_long(nr_path);
 	int bumped = 0;
 	char *src, *dst, *p;
 
-	src = map_aligned(SZ_4M, SZ_2M, RW, ANON | MAP_HUGETLB, -1, 0, &as);
+	src = t_map_aligned(SZ_4M, SZ_2M, RW, ANON | MAP_HUGETLB, -1, 0, &as);
 	/* In the VM, reserve two huge pages for the test (restored below). */
-	if (!src && nr >= 0 && !fr_nodev() && geteuid() == 0 &&
+	if (!src && nr >= 0 && !t_nodev() && geteuid() == 0 &&
 	    write_long(nr_path, nr + 2) == 0) {
 		bumped = 1;
-		src = map_aligned(SZ_4M, SZ_2M, RW, ANON | MAP_HUGETLB, -1, 0, &as);
+		src = t_map_aligned(SZ_4M, SZ_2M, RW, ANON | MAP_HUGETLB, -1, 0, &as);
 	}
 	if (!src) {
 		tap_skip_test("no huge pages available", "%s", name);
 		goto out;
 	}
-	fill_pattern(src, SZ_4M, s);
-	dst = fr_pick(SZ_4M, SZ_2M, &ad);
-	p = dst ? fr_remap(fd, src, SZ_4M, SZ_4M, MM | FX, dst, &r) : MAP_FAILED;
+	t_fill_pattern(src, SZ_4M, s);
+	dst = t_pick(SZ_4M, SZ_2M, &ad);
+	p = dst ? t_remap(fd, src, SZ_4M, SZ_4M, MM | FX, dst, &r) : MAP_FAILED;
 	if (!dst)
 		tap_skip_test("mmap failed", "%s: destination", name);
 	switch (dst ? declined(p, name) : -2) {
 	case 1:
-		tap_ok(verify_pattern(src, SZ_4M, s, 0) < 0 &&
-		       range_mapped_as(dst, SZ_4M, "---p"),
+		tap_ok(t_verify_pattern(src, SZ_4M, s, 0) < 0 &&
+		       t_range_mapped_as(dst, SZ_4M, "---p"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p == dst && verify_pattern(dst, SZ_4M, s, 0) < 0 &&
-		       range_unmapped(src, SZ_4M),
+		tap_ok(p == dst && t_verify_pattern(dst, SZ_4M, s, 0) < 0 &&
+		       t_range_unmapped(src, SZ_4M),
 		       "%s: moved, data intact, old range unmapped", name);
 		break;
 	}
 	if (dst)
-		fr_release(&ad);
-	fr_release(&as);
+		t_release(&ad);
+	t_release(&as);
 out:
 	if (bumped)
 		write_long(nr_path, nr);
@@ -745,7 +745,7 @@ static void decl_uffd(uint64_t s)
 	const char *name = "userfaultfd-registered 2M move";
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg;
-	struct fr_area as, ad;
+	struct t_area as, ad;
 	struct fastremap_remap r;
 	char *src, *dst, *p;
 	int ufd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
@@ -757,12 +757,12 @@ static void decl_uffd(uint64_t s)
 		return;
 	}
 	src = map_src(SZ_2M, SZ_2M, &as);
-	dst = src ? fr_pick(SZ_2M, SZ_2M, &ad) : NULL;
+	dst = src ? t_pick(SZ_2M, SZ_2M, &ad) : NULL;
 	if (!dst) {
 		tap_skip_test("mmap failed", "%s", name);
 		goto out;
 	}
-	fill_pattern(src, SZ_2M, s);
+	t_fill_pattern(src, SZ_2M, s);
 	memset(&reg, 0, sizeof(reg));
 	reg.range.start = (uintptr_t)src;
 	reg.range.len = SZ_2M;
@@ -771,58 +771,58 @@ static void decl_uffd(uint64_t s)
 		tap_skip_test(strerror(errno), "%s: UFFDIO_REGISTER", name);
 		goto out2;
 	}
-	p = fr_remap(fd, src, SZ_2M, SZ_2M, MM | FX, dst, &r);
+	p = t_remap(fd, src, SZ_2M, SZ_2M, MM | FX, dst, &r);
 	switch (declined(p, name)) {
 	case 1:
-		tap_ok(verify_pattern(src, SZ_2M, s, 0) < 0 &&
-		       range_mapped_as(dst, SZ_2M, "---p"),
+		tap_ok(t_verify_pattern(src, SZ_2M, s, 0) < 0 &&
+		       t_range_mapped_as(dst, SZ_2M, "---p"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p == dst && verify_pattern(dst, SZ_2M, s, 0) < 0 &&
-		       range_unmapped(src, SZ_2M),
+		tap_ok(p == dst && t_verify_pattern(dst, SZ_2M, s, 0) < 0 &&
+		       t_range_unmapped(src, SZ_2M),
 		       "%s: moved, data intact, old range unmapped", name);
 		break;
 	}
 out2:
-	fr_release(&ad);
+	t_release(&ad);
 out:
 	close(ufd);
 	if (src)
-		fr_release(&as);
+		t_release(&as);
 }
 
 /* old_size 0 on a shared mapping: a second mapping of the same pages. */
 static void decl_shared_dup(uint64_t s)
 {
 	const char *name = "old_size 0 duplicates a shared mapping";
-	struct fr_area a;
+	struct t_area a;
 	struct fastremap_remap r;
-	char *src = map_aligned(SZ_1M, SZ_1M, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0, &a);
+	char *src = t_map_aligned(SZ_1M, SZ_1M, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0, &a);
 	char *p;
 
 	if (!src) {
 		tap_skip_test("mmap failed", "%s", name);
 		return;
 	}
-	fill_pattern(src, SZ_1M, s);
-	p = fr_remap(fd, src, 0, SZ_1M, MM, NULL, &r);
+	t_fill_pattern(src, SZ_1M, s);
+	p = t_remap(fd, src, 0, SZ_1M, MM, NULL, &r);
 	switch (declined(p, name)) {
 	case 1:
-		tap_ok(verify_pattern(src, SZ_1M, s, 0) < 0 &&
-		       range_mapped_as(src, SZ_1M, "rw-s"),
+		tap_ok(t_verify_pattern(src, SZ_1M, s, 0) < 0 &&
+		       t_range_mapped_as(src, SZ_1M, "rw-s"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p != src && verify_pattern(p, SZ_1M, s, 0) < 0 &&
-		       verify_pattern(src, SZ_1M, s, 0) < 0,
+		tap_ok(p != src && t_verify_pattern(p, SZ_1M, s, 0) < 0 &&
+		       t_verify_pattern(src, SZ_1M, s, 0) < 0,
 		       "%s: both mappings show the data", name);
 		*(volatile uint64_t *)p = 42;
 		tap_ok(*(volatile uint64_t *)src == 42, "%s: and share the pages", name);
 		munmap(p, SZ_1M);
 		break;
 	}
-	fr_release(&a);
+	t_release(&a);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -844,45 +844,45 @@ static void decl_shared_dup(uint64_t s)
 #define TW_FREE		(16 * SZ_1M)	/* 16M of free reserved space */
 
 struct twin {
-	struct fr_area a;
+	struct t_area a;
 	char *b;
 	uint64_t seed;
 	int nmaps;
-	struct fr_map maps[32];
+	struct t_map maps[32];
 };
 
 static int twin_build(struct twin *t, uint64_t s)
 {
 	memset(t, 0, sizeof(*t));
 	t->seed = s;
-	if (!fr_reserve(TW_LEN + SZ_2M, &t->a))
+	if (!t_reserve(TW_LEN + SZ_2M, &t->a))
 		return -1;
-	t->b = (char *)FR_ALIGN_UP((uintptr_t)t->a.base, SZ_2M);
+	t->b = (char *)T_ALIGN_UP((uintptr_t)t->a.base, SZ_2M);
 	if (mmap(t->b + TW_SRC, SZ_1M, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED ||
 	    mmap(t->b + TW_DST, SZ_1M, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED ||
 	    munmap(t->b + TW_HOLE, SZ_1M) ||
 	    mmap(t->b + TW_SHM, SZ_1M, RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED,
 		 -1, 0) == MAP_FAILED) {
-		fr_release(&t->a);
+		t_release(&t->a);
 		return -1;
 	}
-	fill_pattern(t->b + TW_SRC, SZ_1M, s);
-	fill_pattern(t->b + TW_DST, SZ_1M, s + 1);
-	fill_pattern(t->b + TW_SHM, SZ_1M, s + 2);
+	t_fill_pattern(t->b + TW_SRC, SZ_1M, s);
+	t_fill_pattern(t->b + TW_DST, SZ_1M, s + 1);
+	t_fill_pattern(t->b + TW_SHM, SZ_1M, s + 2);
 	return 0;
 }
 
 static void twin_snapshot(struct twin *t)
 {
-	t->nmaps = maps_read((uintptr_t)t->a.base, (uintptr_t)t->a.base + t->a.len,
+	t->nmaps = t_maps_read((uintptr_t)t->a.base, (uintptr_t)t->a.base + t->a.len,
 			     t->maps, ARRAY_SIZE(t->maps));
 }
 
 /* Whether the twin is as it was at the snapshot; why not in *why. */
 static int twin_unchanged(struct twin *t, const char **why)
 {
-	struct fr_map now[32];
-	int n = maps_read((uintptr_t)t->a.base, (uintptr_t)t->a.base + t->a.len,
+	struct t_map now[32];
+	int n = t_maps_read((uintptr_t)t->a.base, (uintptr_t)t->a.base + t->a.len,
 			  now, ARRAY_SIZE(now));
 
 	*why = "mappings changed";
@@ -894,9 +894,9 @@ static int twin_unchanged(struct twin *t, const char **why)
 		    now[i].off != t->maps[i].off || now[i].inode != t->maps[i].inode)
 			return 0;
 	*why = "contents changed";
-	return verify_pattern(t->b + TW_SRC, SZ_1M, t->seed, 0) < 0 &&
-	       verify_pattern(t->b + TW_DST, SZ_1M, t->seed + 1, 0) < 0 &&
-	       verify_pattern(t->b + TW_SHM, SZ_1M, t->seed + 2, 0) < 0;
+	return t_verify_pattern(t->b + TW_SRC, SZ_1M, t->seed, 0) < 0 &&
+	       t_verify_pattern(t->b + TW_DST, SZ_1M, t->seed + 1, 0) < 0 &&
+	       t_verify_pattern(t->b + TW_SHM, SZ_1M, t->seed + 2, 0) < 0;
 }
 
 enum where { W_NULL, W_ABS, W_SRC, W_DST, W_HOLE, W_SHM, W_FREE };
@@ -1003,7 +1003,7 @@ static void run_bad_case(const struct bad_case *bc, uint64_t s)
 	}
 	if (twin_build(&tb, s)) {
 		tap_skip_test("mmap failed", "invalid: %s", bc->name);
-		fr_release(&ta.a);
+		t_release(&ta.a);
 		return;
 	}
 	make_call(bc, &ta, &ca);
@@ -1011,7 +1011,7 @@ static void run_bad_case(const struct bad_case *bc, uint64_t s)
 
 	/* The reference: mremap(2) on twin A. */
 	twin_snapshot(&ta);
-	p = sys_mremap(ca.old, ca.old_size, ca.new_size, ca.flags, ca.new_addr);
+	p = t_mremap(ca.old, ca.old_size, ca.new_size, ca.flags, ca.new_addr);
 	ea = errno;
 	if (p != MAP_FAILED) {
 		tap_skip_test("mremap(2) accepts it on this kernel", "invalid: %s", bc->name);
@@ -1022,19 +1022,19 @@ static void run_bad_case(const struct bad_case *bc, uint64_t s)
 
 	/* The ioctl on twin B. */
 	twin_snapshot(&tb);
-	p = fr_remap(fd, cb.old, cb.old_size, cb.new_size, cb.flags, cb.new_addr, NULL);
+	p = t_remap(fd, cb.old, cb.old_size, cb.new_size, cb.flags, cb.new_addr, NULL);
 	eb = errno;
 	if (p == MAP_FAILED && eb == EOPNOTSUPP && bc->may_decline)
 		tap_diag("invalid: %s: declined (EOPNOTSUPP), mremap(2) says %s",
-			 bc->name, fr_errname(ea));
+			 bc->name, t_errname(ea));
 	else
 		tap_ok(p == MAP_FAILED && eb == ea,
 		       "invalid: %s -> %s like mremap(2) (got %s)", bc->name,
-		       fr_errname(ea), p == MAP_FAILED ? fr_errname(eb) : "success");
+		       t_errname(ea), p == MAP_FAILED ? t_errname(eb) : "success");
 	drop_result(&tb, p, cb.new_size);
 	if (p != MAP_FAILED)
 		goto out;
-	if (fr_nodev() && a_changed) {
+	if (t_nodev() && a_changed) {
 		tap_skip_test("mremap(2) itself changes memory here",
 			      "invalid: %s: memory unchanged", bc->name);
 		goto out;
@@ -1044,8 +1044,8 @@ static void run_bad_case(const struct bad_case *bc, uint64_t s)
 	       a_changed ? " (mremap(2) changed it)" : "", same ? "" : ": ",
 	       same ? "" : why);
 out:
-	fr_release(&ta.a);
-	fr_release(&tb.a);
+	t_release(&ta.a);
+	t_release(&tb.a);
 }
 
 /*
@@ -1077,14 +1077,14 @@ static void test_sealed(uint64_t s)
 	}
 	if (twin_build(&tb, s)) {
 		tap_skip_test("mmap failed", "%s", name);
-		fr_release(&ta.a);
+		t_release(&ta.a);
 		return;
 	}
 	if (syscall(462 /* mseal */, ta.b + TW_SRC, SZ_1M, 0) ||
 	    syscall(462, tb.b + TW_SRC, SZ_1M, 0)) {
 		tap_skip_test("no mseal on this kernel", "%s", name);
-		fr_release(&ta.a);
-		fr_release(&tb.a);
+		t_release(&ta.a);
+		t_release(&tb.a);
 		return;
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(sealed_calls); k++) {
@@ -1093,16 +1093,16 @@ static void test_sealed(uint64_t s)
 		unsigned int fl = sealed_calls[k].flags;
 		int fixed = sealed_calls[k].fixed;
 
-		p = sys_mremap(ta.b + TW_SRC, os, ns, fl, fixed ? ta.b + TW_FREE : NULL);
+		p = t_mremap(ta.b + TW_SRC, os, ns, fl, fixed ? ta.b + TW_FREE : NULL);
 		ea = errno;
 		if (p != MAP_FAILED) {
 			tap_skip_test("mremap(2) accepts it on this kernel", "%s, %s", name, what);
 			continue;
 		}
 		twin_snapshot(&tb);
-		p = fr_remap(fd, tb.b + TW_SRC, os, ns, fl, fixed ? tb.b + TW_FREE : NULL, NULL);
+		p = t_remap(fd, tb.b + TW_SRC, os, ns, fl, fixed ? tb.b + TW_FREE : NULL, NULL);
 		tap_ok(p == MAP_FAILED && errno == ea, "%s, %s -> %s like mremap(2) (got %s)",
-		       name, what, fr_errname(ea), p == MAP_FAILED ? fr_errname(errno) : "success");
+		       name, what, t_errname(ea), p == MAP_FAILED ? t_errname(errno) : "success");
 		tap_ok(twin_unchanged(&tb, &why), "%s, %s: memory unchanged", name, what);
 	}
 	/* The twins cannot be unmapped any more: left in place. */
@@ -1142,7 +1142,7 @@ static const struct abi_case abi_cases[] = {
 /* A valid move of twin src to the free range, for the ABI tests. */
 static void abi_request(const struct twin *t, struct fastremap_remap *r)
 {
-	fr_req_init(r, t->b + TW_SRC, SZ_1M, SZ_1M, MM | FX, t->b + TW_FREE);
+	t_req_init(r, t->b + TW_SRC, SZ_1M, SZ_1M, MM | FX, t->b + TW_FREE);
 }
 
 static void test_abi(uint64_t s)
@@ -1157,7 +1157,7 @@ static void test_abi(uint64_t s)
 	long page = sysconf(_SC_PAGESIZE);
 	char *edge;
 
-	if (fr_nodev()) {
+	if (t_nodev()) {
 		tap_skip_test("no-device mode", "ABI checks of struct fastremap_remap");
 		return;
 	}
@@ -1170,7 +1170,7 @@ static void test_abi(uint64_t s)
 		abi_request(&t, &r);
 		abi_cases[k].mutate(&r);
 		tap_errno(ioctl(fd, FASTREMAP_IOC_REMAP, &r), abi_cases[k].want,
-			  "ABI: %s -> %s", abi_cases[k].name, fr_errname(abi_cases[k].want));
+			  "ABI: %s -> %s", abi_cases[k].name, t_errname(abi_cases[k].want));
 		tap_ok(twin_unchanged(&t, &why), "ABI: %s: memory unchanged", abi_cases[k].name);
 	}
 	tap_errno(ioctl(fd, FASTREMAP_IOC_REMAP, NULL), EFAULT, "ABI: NULL -> EFAULT");
@@ -1205,24 +1205,24 @@ static void test_abi(uint64_t s)
 	r.moved_pud = r.moved_pmd = r.moved_thp = r.moved_pte = r.tlb_flushes = 77;
 	tap_ok(ioctl(fd, FASTREMAP_IOC_REMAP, &r) == 0 &&
 	       r.new_addr == (uintptr_t)(t.b + TW_FREE) && r.tlb_flushes == 1 &&
-	       verify_pattern(t.b + TW_FREE, SZ_1M, s, 0) < 0,
+	       t_verify_pattern(t.b + TW_FREE, SZ_1M, s, 0) < 0,
 	       "ABI: garbage in output fields is ignored on input (move done, counters rewritten)");
 
 	/* ... and a zero tail past the known fields is accepted. */
 	memset(&big, 0, sizeof(big));
-	fr_req_init(&big.r, t.b + TW_FREE, SZ_1M, SZ_1M, MM | FX, t.b + TW_SRC);
+	t_req_init(&big.r, t.b + TW_FREE, SZ_1M, SZ_1M, MM | FX, t.b + TW_SRC);
 	big.r.size = sizeof(big);
 	tap_ok(ioctl(fd, FASTREMAP_IOC_REMAP, &big) == 0 &&
 	       big.r.new_addr == (uintptr_t)(t.b + TW_SRC) &&
-	       verify_pattern(t.b + TW_SRC, SZ_1M, s, 0) < 0,
+	       t_verify_pattern(t.b + TW_SRC, SZ_1M, s, 0) < 0,
 	       "ABI: page-sized struct with a zero tail is accepted and moves");
 	/* The first published size, too. */
-	fr_req_init(&r, t.b + TW_SRC, SZ_1M, SZ_1M, MM | FX, t.b + TW_FREE);
+	t_req_init(&r, t.b + TW_SRC, SZ_1M, SZ_1M, MM | FX, t.b + TW_FREE);
 	r.size = FASTREMAP_REMAP_SIZE_VER0;
 	tap_ok(ioctl(fd, FASTREMAP_IOC_REMAP, &r) == 0 &&
-	       verify_pattern(t.b + TW_FREE, SZ_1M, s, 0) < 0,
+	       t_verify_pattern(t.b + TW_FREE, SZ_1M, s, 0) < 0,
 	       "ABI: the first published size (%d) is accepted", FASTREMAP_REMAP_SIZE_VER0);
-	fr_release(&t.a);
+	t_release(&t.a);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1231,22 +1231,22 @@ int main(int argc, char **argv)
 {
 	struct fastremap_info info;
 	struct rlimit rl;
-	double t0 = fr_now();
+	double t0 = t_now();
 	uint64_t s;
 
-	fr_parse_args(&argc, argv);
+	t_parse_args(&argc, argv);
 	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	tap_diag("pattern seed %" PRIu64 " (rerun with: t_remap %s%" PRIu64 ")", seed,
-		 fr_nodev() ? "--selftest-mremap " : "", seed);
+		 t_nodev() ? "--selftest-mremap " : "", seed);
 	/* Generous locking limits for the mlock case. */
 	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
 	setrlimit(RLIMIT_MEMLOCK, &rl);
 
-	fd = fr_open();
-	if (!tap_ok(fd >= 0, "open %s (%s)", fr_nodev() ? "/dev/null" : FASTREMAP_DEVICE,
+	fd = t_open();
+	if (!tap_ok(fd >= 0, "open %s (%s)", t_nodev() ? "/dev/null" : FASTREMAP_DEVICE,
 		    fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
-	if (fr_info(fd, &info) == 0 && !fr_nodev()) {
+	if (t_info(fd, &info) == 0 && !t_nodev()) {
 		have_pud = !!(info.features & FASTREMAP_FEAT_MOVE_PUD);
 		tap_diag("features %#llx: PUD moves %s", (unsigned long long)info.features,
 			 have_pud ? "expected" : "not expected (counted as PMDs)");
@@ -1280,6 +1280,6 @@ int main(int argc, char **argv)
 	test_sealed(s += 0x1000);	/* last: leaks its twins */
 
 	close(fd);
-	tap_diag("total %.2f s", fr_now() - t0);
+	tap_diag("total %.2f s", t_now() - t0);
 	return tap_done();
 }

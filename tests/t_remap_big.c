@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/fastremap.h>
-#include "tap.h"
+#include "tlib.h"
 
 #define GIB	(1UL << 30)
 #define STEP	(2UL << 20)

@@ -24,7 +24,7 @@
  * Usage: t_remap_contpte
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
+#include "tlib.h"
 
 #define RW	(PROT_READ | PROT_WRITE)
 #define ANON	(MAP_PRIVATE | MAP_ANONYMOUS)
@@ -48,10 +48,10 @@ static void probes_off(void)
 {
 	char cmd[64];
 
-	fr_write_file(trace_dir, "events/fr_cont/enable", "0", O_TRUNC);
+	t_write_file(trace_dir, "events/fr_cont/enable", "0", O_TRUNC);
 	for (int i = 0; i < EV_N; i++) {
 		snprintf(cmd, sizeof(cmd), "-:fr_cont/%s\n", ev_name[i]);
-		fr_write_file(trace_dir, "kprobe_events", cmd, O_APPEND);
+		t_write_file(trace_dir, "kprobe_events", cmd, O_APPEND);
 	}
 }
 
@@ -62,18 +62,18 @@ static int probes_on(const char **failed)
 	int ret = 0;
 
 	snprintf(cmd, sizeof(cmd), "%s/tracing_on", trace_dir);
-	if (fr_read_str(cmd, tracing_was, sizeof(tracing_was)))
+	if (t_read_str(cmd, tracing_was, sizeof(tracing_was)))
 		tracing_was[0] = '1';
-	fr_write_file(trace_dir, "tracing_on", "0", O_TRUNC);
-	fr_write_file(trace_dir, "options/record-cmd", "0", O_TRUNC);
+	t_write_file(trace_dir, "tracing_on", "0", O_TRUNC);
+	t_write_file(trace_dir, "options/record-cmd", "0", O_TRUNC);
 	for (int i = 0; i < EV_N && !ret; i++) {
 		snprintf(cmd, sizeof(cmd), "p:fr_cont/%s %s\n", ev_name[i], ev_fn[i]);
-		ret = fr_write_file(trace_dir, "kprobe_events", cmd, O_APPEND);
+		ret = t_write_file(trace_dir, "kprobe_events", cmd, O_APPEND);
 		if (ret)
 			*failed = ev_fn[i];
 	}
 	if (!ret) {
-		ret = fr_write_file(trace_dir, "events/fr_cont/enable", "1", O_TRUNC);
+		ret = t_write_file(trace_dir, "events/fr_cont/enable", "1", O_TRUNC);
 		if (ret)
 			*failed = "events/fr_cont/enable";
 	}
@@ -91,30 +91,22 @@ static int count_hits(void (*fn)(void *), void *arg, long hits[EV_N])
 	FILE *f;
 
 	memset(hits, 0, EV_N * sizeof(hits[0]));
-	if (fr_write_file(trace_dir, "trace", "", O_TRUNC) ||
-	    fr_write_file(trace_dir, "tracing_on", "1", O_TRUNC))
+	if (t_write_file(trace_dir, "trace", "", O_TRUNC) ||
+	    t_write_file(trace_dir, "tracing_on", "1", O_TRUNC))
 		return -1;
 	fn(arg);
-	fr_write_file(trace_dir, "tracing_on", "0", O_TRUNC);
+	t_write_file(trace_dir, "tracing_on", "0", O_TRUNC);
 	snprintf(path, sizeof(path), "%s/trace", trace_dir);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (getline(&line, &cap, f) > 0) {
-		char *br, *q;
+		const char *br;
 
 		if (line[0] == '#')
 			continue;
 		/* "  comm-PID  [CPU] flags  ts: NAME: (fn+0x0/...)" */
-		br = strstr(line, " [");
-		if (!br)
-			continue;
-		q = br;
-		while (q > line && q[-1] == ' ')
-			q--;
-		while (q > line && q[-1] >= '0' && q[-1] <= '9')
-			q--;
-		if (q == line || q[-1] != '-' || strtol(q, NULL, 10) != pid)
+		if (t_trace_pid(line, &br) != pid)
 			continue;
 		for (int i = 0; i < EV_N; i++) {
 			snprintf(pat, sizeof(pat), " %s:", ev_name[i]);
@@ -172,7 +164,7 @@ static void do_move(void *arg)
 {
 	struct move *m = arg;
 
-	m->ret = fr_remap(fd, m->src, m->len, m->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+	m->ret = t_remap(fd, m->src, m->len, m->len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			  m->dst, &m->r);
 	m->err = errno;
 }
@@ -203,7 +195,7 @@ static const struct contpte_case cases[] = {
 
 static void run_case(const struct contpte_case *c, uint64_t seed)
 {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	size_t src_len = SRC_BLOCKS * BLOCK;
 	char *src, *dst, *base;
 	struct move m;
@@ -212,18 +204,18 @@ static void run_case(const struct contpte_case *c, uint64_t seed)
 	int ok;
 
 	/* Aligned to 2 MiB, then a block in: no whole PTE table can move. */
-	base = map_aligned(src_len + BLOCK, SZ_2M, RW, ANON, -1, 0, &sa);
+	base = t_map_aligned(src_len + BLOCK, SZ_2M, RW, ANON, -1, 0, &sa);
 	if (!base) {
 		tap_ok(0, "%s: source mapping (%s)", c->name, strerror(errno));
 		return;
 	}
 	munmap(base, BLOCK);
 	src = base + BLOCK;
-	fill_pattern(src, src_len, seed);
-	dst = fr_pick(c->len + 2 * BLOCK, SZ_2M, &da);
+	t_fill_pattern(src, src_len, seed);
+	dst = t_pick(c->len + 2 * BLOCK, SZ_2M, &da);
 	if (!dst) {
 		tap_ok(0, "%s: destination reservation", c->name);
-		fr_release(&sa);
+		t_release(&sa);
 		return;
 	}
 	dst += BLOCK + c->dst_off;
@@ -280,19 +272,19 @@ static void run_case(const struct contpte_case *c, uint64_t seed)
 		       "%s: what stayed of the source: %ld entries contiguous (want %ld: the uncut blocks)",
 		       c->name, rest, want);
 	}
-	ok = verify_pattern_off(dst, c->len, seed, c->src_off / PG, 0) < 0 &&
-	     verify_pattern_off(src, c->src_off, seed, 0, 0) < 0 &&
-	     verify_pattern_off(src + end, src_len - end, seed, end / PG, 0) < 0;
+	ok = t_verify_pattern_off(dst, c->len, seed, c->src_off / PG, 0) < 0 &&
+	     t_verify_pattern_off(src, c->src_off, seed, 0, 0) < 0 &&
+	     t_verify_pattern_off(src + end, src_len - end, seed, end / PG, 0) < 0;
 	tap_ok(ok, "%s: every page's data where it belongs", c->name);
 	/* Writes through both sides land, after the entries changed. */
-	fill_pattern(dst, c->len, seed + 1);
-	fill_pattern(src, c->src_off, seed + 2);
-	ok = verify_pattern(dst, c->len, seed + 1, 0) < 0 &&
-	     verify_pattern(src, c->src_off, seed + 2, 0) < 0;
+	t_fill_pattern(dst, c->len, seed + 1);
+	t_fill_pattern(src, c->src_off, seed + 2);
+	ok = t_verify_pattern(dst, c->len, seed + 1, 0) < 0 &&
+	     t_verify_pattern(src, c->src_off, seed + 2, 0) < 0;
 	tap_ok(ok, "%s: writes on both sides after the move read back", c->name);
 out:
-	fr_release(&da);
-	fr_release(&sa);
+	t_release(&da);
+	t_release(&sa);
 }
 
 int main(void)
@@ -302,17 +294,17 @@ int main(void)
 	int ret;
 
 	printf("# t_remap_contpte: arm64 contiguous PTEs moved whole or unfolded\n");
-	fd = fr_open();
+	fd = t_open();
 	if (fd < 0) {
 		tap_ok(0, "open " FASTREMAP_DEVICE " (%s)", strerror(errno));
 		goto done;
 	}
-	if (fr_read_str(MTHP_64K, was, sizeof(was))) {
+	if (t_read_str(MTHP_64K, was, sizeof(was))) {
 		tap_skip_test("no 64 KiB mTHP in this kernel (6.8+)",
 			      "contiguous PTEs: the kernel has no contiguous-PTE blocks");
 		goto done;
 	}
-	trace_dir = fr_tracefs();
+	trace_dir = t_tracefs();
 	if (!trace_dir) {
 		tap_ok(0, "tracefs with kprobe events");
 		goto done;
@@ -329,7 +321,7 @@ int main(void)
 		goto done;
 	tap_diag("hugepages-64kB/enabled was: %s", was);
 	snprintf(path, sizeof(path), "%s", MTHP_64K);
-	if (!tap_ok(fr_write_str(path, "always") == 0, "64 KiB mTHP on (always)"))
+	if (!tap_ok(t_write_str(path, "always") == 0, "64 KiB mTHP on (always)"))
 		goto off;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		run_case(&cases[i], 0xc0417e + i);
@@ -339,13 +331,13 @@ int main(void)
 
 		if (l && r) {
 			*r = 0;
-			fr_write_str(path, l + 1);
+			t_write_str(path, l + 1);
 		}
 	}
 off:
 	probes_off();
-	fr_write_file(trace_dir, "trace", "", O_TRUNC);
-	fr_write_file(trace_dir, "tracing_on", tracing_was[0] == '0' ? "0" : "1", O_TRUNC);
+	t_write_file(trace_dir, "trace", "", O_TRUNC);
+	t_write_file(trace_dir, "tracing_on", tracing_was[0] == '0' ? "0" : "1", O_TRUNC);
 done:
 	return tap_done();
 }

@@ -62,7 +62,7 @@
  */
 #define _GNU_SOURCE
 #include <sys/resource.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #define USABLE		(48 * SZ_1M)	/* arena size */
 #define GUARD		(2 * SZ_1M)	/* PROT_NONE on both sides */
@@ -139,7 +139,7 @@ static uint64_t filebuf[MAXMAP / sizeof(uint64_t)];
 
 static uint64_t rnd(uint64_t n)
 {
-	return n ? fr_xorshift64(&rng) % n : 0;
+	return n ? t_xorshift64(&rng) % n : 0;
 }
 
 static int chance(int pct)
@@ -170,7 +170,7 @@ static int arena_init(struct arena *a, char tag)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->resv == MAP_FAILED)
 		return -1;
-	a->base = (char *)FR_ALIGN_UP((uintptr_t)a->resv + GUARD, SZ_2M);
+	a->base = (char *)T_ALIGN_UP((uintptr_t)a->resv + GUARD, SZ_2M);
 	/* One fresh VMA over guards and arena, so both arenas look alike. */
 	return mmap(a->base - GUARD, USABLE + 2 * GUARD, PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
@@ -217,8 +217,8 @@ static void norm_name(char *dst, size_t n, const char *path)
  */
 static int canon(uintptr_t lo, size_t len, struct centry *out)
 {
-	static struct fr_map m[MAXC];
-	int n = maps_parse(lo, lo + len, m, MAXC), k = 0;
+	static struct t_map m[MAXC];
+	int n = t_maps_parse(lo, lo + len, m, MAXC), k = 0;
 
 	if (n > MAXC)
 		n = MAXC;
@@ -301,10 +301,10 @@ static int contents_differ(char *pa, char *pb, size_t len, char *why, size_t wn)
 
 				if (!ra && !rb && !(va[k] & 1) && !(vb[k] & 1))
 					continue;	/* resident in neither */
-				if (!fr_probe_cmp_page(pa + o, pb + o))
+				if (!t_probe_cmp_page(pa + o, pb + o))
 					continue;	/* the usual case */
-				fa = fr_probe_copy_page(pagebuf[0], pa + o);
-				fb = fr_probe_copy_page(pagebuf[1], pb + o);
+				fa = t_probe_copy_page(pagebuf[0], pa + o);
+				fb = t_probe_copy_page(pagebuf[1], pb + o);
 				if (fa != fb) {
 					snprintf(why, wn, "page +%#zx: read %s on the mremap(2) side, %s on the ioctl side",
 						 o, fa ? "faults" : "works", fb ? "faults" : "works");
@@ -331,7 +331,7 @@ static int contents_differ(char *pa, char *pb, size_t len, char *why, size_t wn)
 
 static void snap(void)
 {
-	snap_ok = !maps_snapshot();
+	snap_ok = !t_maps_snapshot();
 }
 
 /* Both arenas back to empty; the operation log starts again. */
@@ -369,7 +369,7 @@ static void diverged(const char *what, const char *detail)
 			tap_ok(0, "seed %" PRIu64 " op %d: %s: %s", seed, op_i, what, detail);
 		tap_diag("  op: %s", opdesc);
 		tap_diag("  reproduce: t_remap_diff %s%s%" PRIu64 " --ops %d --trace",
-			 fr_nodev() ? "--selftest-mremap " : "", inject ? "--inject " : "",
+			 t_nodev() ? "--selftest-mremap " : "", inject ? "--inject " : "",
 			 seed, op_i + 1);
 		if (c.reports <= 3)
 			minimize();
@@ -380,9 +380,9 @@ static void diverged(const char *what, const char *detail)
 /* Whether the raw VMA boundaries of the arenas differ (last snapshot). */
 static int split_differs(void)
 {
-	static struct fr_map ma[MAXC], mb[MAXC];
-	int na = maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE, ma, MAXC);
-	int nb = maps_parse((uintptr_t)ar[1].base, (uintptr_t)ar[1].base + USABLE, mb, MAXC);
+	static struct t_map ma[MAXC], mb[MAXC];
+	int na = t_maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE, ma, MAXC);
+	int nb = t_maps_parse((uintptr_t)ar[1].base, (uintptr_t)ar[1].base + USABLE, mb, MAXC);
 
 	if (na != nb)
 		return 1;
@@ -399,12 +399,12 @@ static int split_differs(void)
  */
 static int smaps_differ(char *why, size_t wn)
 {
-	struct fr_smaps s[2];
-	struct fr_range r[2];
+	struct t_smaps s[2];
+	struct t_range r[2];
 
 	for (int x = 0; x < 2; x++)
-		r[x] = (struct fr_range){ (uintptr_t)ar[x].base, (uintptr_t)ar[x].base + USABLE };
-	if (smaps_ranges(r, 2, s))
+		r[x] = (struct t_range){ (uintptr_t)ar[x].base, (uintptr_t)ar[x].base + USABLE };
+	if (t_smaps_ranges(r, 2, s))
 		return 0;	/* smaps unreadable: nothing to compare */
 	c.smaps++;
 	/* Not .vmas: the VMA split may differ (see check_arenas()). */
@@ -541,7 +541,7 @@ static void gen_create(struct op *o)
 		  0 : rnd(MAXFOFF / PG) * PG;
 	o->prot = rnd_prot();
 	o->stride = chance(30) ? 1 + rnd(4) : 1;
-	o->s = fr_xorshift64(&rng);
+	o->s = t_xorshift64(&rng);
 	if (o->kind == K_ANON_THP) {
 		o->len = (1 + rnd(2)) * SZ_2M;
 		o->off = rnd((USABLE - o->len) / SZ_2M + 1) * SZ_2M;
@@ -562,7 +562,7 @@ static void op_create(const struct op *o)
 	snprintf(opdesc, sizeof(opdesc), "create %s %s at +%#zx len %#zx foff %#zx stride %d",
 		 kind_name[k], protstr(prot), off, len, foff, stride);
 	if (k != K_ANON && k != K_ANON_SHARED && k != K_ANON_THP)
-		fill_pattern(filebuf, len, s);
+		t_fill_pattern(filebuf, len, s);
 	nobj++;
 	for (int x = 0; x < 2; x++) {
 		char *p = ar[x].base + off;
@@ -600,10 +600,10 @@ static void op_create(const struct op *o)
 		/* Anonymous memory gets the pattern; private files some COW pages. */
 		if (flags & MAP_ANONYMOUS) {
 			for (size_t o = 0; o < len; o += stride * PG)
-				fill_pattern_off(p + o, PG, s, o / PG);
+				t_fill_pattern_off(p + o, PG, s, o / PG);
 		} else if (k == K_MEMFD_PRIV || k == K_FILE_PRIV) {
 			for (size_t o = 0; o < len; o += 3 * stride * PG)
-				fill_pattern_off(p + o, PG, s ^ 1, o / PG);
+				t_fill_pattern_off(p + o, PG, s ^ 1, o / PG);
 		}
 		if (prot != (PROT_READ | PROT_WRITE))
 			mprotect(p, len, prot);
@@ -628,7 +628,7 @@ static void gen_range_op(struct op *o, enum op_type t)
 	else if (t == OP_LOCK)
 		o->how = rnd(3);
 	if (t == OP_TOUCH)
-		o->s = fr_xorshift64(&rng);
+		o->s = t_xorshift64(&rng);
 	rnd_range(&o->off, &o->len);
 }
 
@@ -654,8 +654,8 @@ static void op_protect(const struct op *o)
 	if (ra != rb || (ra && ea != eb)) {
 		char why[96];
 
-		snprintf(why, sizeof(why), "%s vs %s", ra ? fr_errname(ea) : "ok",
-			 rb ? fr_errname(eb) : "ok");
+		snprintf(why, sizeof(why), "%s vs %s", ra ? t_errname(ea) : "ok",
+			 rb ? t_errname(eb) : "ok");
 		diverged("mprotect outcome differs", why);
 	}
 }
@@ -715,10 +715,10 @@ static void op_touch(const struct op *o)
 			uint64_t v;
 
 			if (write) {
-				pattern_page(pagebuf[0], s, o / PG);
-				f[x] = fr_probe_write_page(ar[x].base + o, pagebuf[0]);
+				t_pattern_page(pagebuf[0], s, o / PG);
+				f[x] = t_probe_write_page(ar[x].base + o, pagebuf[0]);
 			} else {
-				f[x] = fr_probe_read(ar[x].base + o, &v);
+				f[x] = t_probe_read(ar[x].base + o, &v);
 			}
 		}
 		if (f[0] != f[1]) {
@@ -782,8 +782,8 @@ static long maps_lines(void)
 {
 	long n = 0;
 
-	for (size_t i = 0; i < fr_maps_len; i++)
-		n += fr_maps_buf[i] == '\n';
+	for (size_t i = 0; i < t_maps_len; i++)
+		n += t_maps_buf[i] == '\n';
 	return n;
 }
 static long max_map_count;
@@ -831,7 +831,7 @@ static enum decline_rule decline_rule(uintptr_t old, size_t old_raw, size_t new_
 	size_t ol = palign(old_raw), nl = palign(new_raw), vlen;
 	static const char *const kinds[] = { "ht", "io", "pf", "mm", "de", "mg", "um", "uw", "ui" };
 	char vf[256];
-	struct fr_map m;
+	struct t_map m;
 	int shared, locked;
 
 	/* A few VMAs of slack: mremap(2) in the other arena ran first. */
@@ -844,7 +844,7 @@ static enum decline_rule decline_rule(uintptr_t old, size_t old_raw, size_t new_
 	if ((old & (PG - 1)) || !nl)
 		return D_NRULES;
 	/* The first entry from old on, clipped at old only: the VMA's end. */
-	if (maps_parse(old, ~(uintptr_t)0, &m, 1) < 1 || m.start != old)
+	if (t_maps_parse(old, ~(uintptr_t)0, &m, 1) < 1 || m.start != old)
 		return D_NRULES;
 	vlen = m.end - old;
 	vma_flags(old, vf, sizeof(vf));
@@ -875,31 +875,31 @@ static enum decline_rule decline_rule(uintptr_t old, size_t old_raw, size_t new_
 		return D_SHRINK;
 	if (!ol)
 		return shared ? D_SHARED_DUP : D_NRULES;
-	if (nl > FR_TASK_SIZE)
+	if (nl > T_TASK_SIZE)
 		return D_HUGE_GROW;
 	if (locked)
 		return D_MLOCK;
-	if (ol == vlen && old + nl <= FR_TASK_SIZE && old + nl > old &&
-	    maps_parse(old + ol, old + nl, &m, 1) == 0)
+	if (ol == vlen && old + nl <= T_TASK_SIZE && old + nl > old &&
+	    t_maps_parse(old + ol, old + nl, &m, 1) == 0)
 		return D_IN_PLACE;
 	return D_NRULES;
 }
 
-static void gen_new_addr(struct remap *r, const struct fr_map *m, int n);
-static void gen_two_errors(struct remap *r, const struct fr_map *m, int n);
+static void gen_new_addr(struct remap *r, const struct t_map *m, int n);
+static void gen_two_errors(struct remap *r, const struct t_map *m, int n);
 
 /* Picks a random remap, mostly of existing mappings (from arena A). */
 static void gen_remap(struct remap *r)
 {
-	static struct fr_map m[MAXC];
+	static struct t_map m[MAXC];
 	int n, fl;
 
 	memset(r, 0, sizeof(*r));
-	n = maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE, m, MAXC);
+	n = t_maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE, m, MAXC);
 	if (n > MAXC)
 		n = MAXC;
 	if (n && chance(85)) {
-		const struct fr_map *e = &m[rnd(n)];
+		const struct t_map *e = &m[rnd(n)];
 		size_t s = e->start - (uintptr_t)ar[0].base, l = e->end - e->start, rem;
 
 		r->old_off = s + (chance(50) ? 0 : rnd(l / PG) * PG);
@@ -970,7 +970,7 @@ static void gen_remap(struct remap *r)
  * Two errors in one call, so that the order in which the ioctl checks its
  * arguments must be mremap(2)'s: each modifier alone makes the call fail.
  */
-static void gen_two_errors(struct remap *r, const struct fr_map *m, int n)
+static void gen_two_errors(struct remap *r, const struct t_map *m, int n)
 {
 	int first = rnd(10), second = (first + 1 + rnd(9)) % 10;
 
@@ -1023,7 +1023,7 @@ static void gen_two_errors(struct remap *r, const struct fr_map *m, int n)
 }
 
 /* A MREMAP_FIXED target in the arena, of the kinds worth trying. */
-static void gen_new_addr(struct remap *r, const struct fr_map *m, int n)
+static void gen_new_addr(struct remap *r, const struct t_map *m, int n)
 {
 	size_t maxnew;
 	int fl;
@@ -1072,7 +1072,7 @@ static void remap_str(const struct remap *r)
 		snprintf(nb, sizeof(nb), "arena+%#zx", r->new_off + r->new_mis);
 	snprintf(opdesc, sizeof(opdesc),
 		 "remap(arena+%#zx, old_size %#zx, new_size %#zx, %s, %s)",
-		 r->old_off + r->old_mis, r->old_size, r->new_size, fr_flagstr(r->flags), nb);
+		 r->old_off + r->old_mis, r->old_size, r->new_size, t_flagstr(r->flags), nb);
 }
 
 /* PROT_NONE plugs over the holes of the arenas, for non-FIXED moves. */
@@ -1088,9 +1088,9 @@ static int nplugs;
  */
 static void plug(int x, const char *keep)
 {
-	static struct fr_map m[MAXC];
+	static struct t_map m[MAXC];
 	uintptr_t lo = (uintptr_t)ar[x].base, at = lo;
-	int n = maps_parse(lo, lo + USABLE, m, MAXC);
+	int n = t_maps_parse(lo, lo + USABLE, m, MAXC);
 
 	if (n > MAXC)
 		n = MAXC;
@@ -1142,10 +1142,10 @@ static int plug_for(const struct remap *r)
  */
 static void flip_word(void *p)
 {
-	if (fr_probe_copy_page(pagebuf[1], p))
+	if (t_probe_copy_page(pagebuf[1], p))
 		return;
 	pagebuf[1][0] ^= 1;
-	fr_probe_write_page(p, pagebuf[1]);
+	t_probe_write_page(p, pagebuf[1]);
 }
 
 
@@ -1171,7 +1171,7 @@ static void count_decline(uintptr_t old, size_t old_raw, size_t new_raw, unsigne
 /* Counts what a successful ioctl moved, by page-table level. */
 static void count_move(const struct fastremap_remap *fr, size_t len)
 {
-	if (minimizing || !fr_counted(fr))
+	if (minimizing || !t_counted(fr))
 		return;
 	c.moved++;
 	c.large += len >= SZ_2M;
@@ -1188,10 +1188,10 @@ static void *exec_remap(int x, const struct remap *r, int ioctl_it, int *err,
 	void *p;
 
 	if (ioctl_it)
-		p = fr_remap(fd, old_addr(x, r), r->old_size, r->new_size, r->flags,
+		p = t_remap(fd, old_addr(x, r), r->old_size, r->new_size, r->flags,
 			     new_addr(x, r), out);
 	else
-		p = sys_mremap(old_addr(x, r), r->old_size, r->new_size, r->flags,
+		p = t_mremap(old_addr(x, r), r->old_size, r->new_size, r->flags,
 			       new_addr(x, r));
 	*err = errno;
 	return p;
@@ -1252,14 +1252,14 @@ static void op_remap(const struct remap *rp)
 		unplug();
 	if (trace)
 		tap_diag("op %d: %s -> A %s, B %s%s", op_i, opdesc,
-			 pa == MAP_FAILED ? fr_errname(ea) : "ok",
-			 pb == MAP_FAILED ? fr_errname(eb) : "ok", declined ? " (declined)" : "");
+			 pa == MAP_FAILED ? t_errname(ea) : "ok",
+			 pb == MAP_FAILED ? t_errname(eb) : "ok", declined ? " (declined)" : "");
 
 	if ((pa == MAP_FAILED) != (pb == MAP_FAILED) ||
 	    (pa == MAP_FAILED && ea != eb)) {
 		snprintf(why, sizeof(why), "mremap(2) %s, ioctl %s",
-			 pa == MAP_FAILED ? fr_errname(ea) : "succeeds",
-			 pb == MAP_FAILED ? fr_errname(eb) : "succeeds");
+			 pa == MAP_FAILED ? t_errname(ea) : "succeeds",
+			 pb == MAP_FAILED ? t_errname(eb) : "succeeds");
 		if (pa != MAP_FAILED && !in_arena(0, pa))
 			munmap(pa, r.new_size);
 		if (pb != MAP_FAILED && !in_arena(1, pb))
@@ -1278,12 +1278,12 @@ static void op_remap(const struct remap *rp)
 	if (pa == MAP_FAILED) {
 		c.fail++;
 		snap();
-		if (!declined && !fr_nodev()) {
+		if (!declined && !t_nodev()) {
 			/* The ioctl must fail without side effects... */
 			nn = canon((uintptr_t)ar[1].base, USABLE, now);
 			if (nn != npb || memcmp(now, pre_b, nn * sizeof(now[0]))) {
 				snprintf(why, sizeof(why), "ioctl failed with %s but changed the mappings",
-					 fr_errname(eb));
+					 t_errname(eb));
 				diverged("failure with side effects", why);
 				return;
 			}
@@ -1294,8 +1294,8 @@ static void op_remap(const struct remap *rp)
 				pb = exec_remap(1, &r, 0, &eb, NULL);
 				if (pb != MAP_FAILED || eb != ea) {
 					snprintf(why, sizeof(why), "mremap(2) gave %s in A and %s in B",
-						 fr_errname(ea),
-						 pb == MAP_FAILED ? fr_errname(eb) : "success");
+						 t_errname(ea),
+						 pb == MAP_FAILED ? t_errname(eb) : "success");
 					diverged("kernel not deterministic", why);
 					return;
 				}
@@ -1341,7 +1341,7 @@ static void op_remap(const struct remap *rp)
 				return;
 			}
 		}
-		if (sys_mremap(pb, r.new_size, r.new_size, MM | FX, want) != want) {
+		if (t_mremap(pb, r.new_size, r.new_size, MM | FX, want) != want) {
 			diverged("placement differs", "cannot move the ioctl's result to mremap(2)'s place");
 			return;
 		}
@@ -1457,7 +1457,7 @@ static void minimize(void)
 	uint64_t saved_rng = rng;
 	int saved_op = op_i, saved_trace = trace, first = log_first, total = nlog;
 	int n = nlog, parts = 2, replays = 1, minimal = 0, ok;
-	double t0 = fr_now();
+	double t0 = t_now();
 
 	last_min_len = last_min_ok = 0;
 	if (log_lost || !n) {
@@ -1475,7 +1475,7 @@ static void minimize(void)
 			 first, first + n - 1);
 		goto out;
 	}
-	while (n >= 2 && replays < MIN_REPLAYS && fr_now() - t0 < MIN_SECONDS) {
+	while (n >= 2 && replays < MIN_REPLAYS && t_now() - t0 < MIN_SECONDS) {
 		int chunk = (n + parts - 1) / parts, reduced = 0;
 
 		for (int lo = 0; lo < n && !reduced; lo += chunk) {
@@ -1493,7 +1493,7 @@ static void minimize(void)
 				parts = parts > 2 ? parts - 1 : 2;
 				reduced = 1;
 			}
-			if (replays >= MIN_REPLAYS || fr_now() - t0 >= MIN_SECONDS)
+			if (replays >= MIN_REPLAYS || t_now() - t0 >= MIN_SECONDS)
 				break;
 		}
 		if (!reduced && parts >= n) {
@@ -1509,7 +1509,7 @@ static void minimize(void)
 	ok = replay(ops, set, n, first, desc);
 	tap_diag("  minimal reproduction: %d of the %d ops since the arenas were last wiped%s (%d replays, %.0f s); on fresh arenas:",
 		 n, total, minimal ? "" : " (budget spent: may not be minimal)", replays,
-		 fr_now() - t0);
+		 t_now() - t0);
 	for (int i = 0; i < n; i++)
 		tap_diag("    op %d: %s", first + set[i], desc[i]);
 	tap_diag("    => %s", ok ? min_why : "no divergence this time (not reproducible)");
@@ -1534,14 +1534,14 @@ static int run(int nops, int can_lock)
 	wipe_both();
 	log_first = 0;
 	for (op_i = 0; op_i < nops; op_i++) {
-		static struct fr_map m[MAXC];
+		static struct t_map m[MAXC];
 		struct op o;
 
 		/*
 		 * Fragmented arenas make every maps read and plug slow under
 		 * emulation: start a fresh epoch (both wiped) now and then.
 		 */
-		if (snap_ok && maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE,
+		if (snap_ok && t_maps_parse((uintptr_t)ar[0].base, (uintptr_t)ar[0].base + USABLE,
 					  m, MAXC) > MAX_VMAS) {
 			wipe_both();
 			log_first = op_i;
@@ -1595,7 +1595,7 @@ static int twin_init(struct twin *t, size_t len, size_t align)
 				munmap(t->resv[0], len + align);
 			return -1;
 		}
-		t->base[x] = (char *)FR_ALIGN_UP((uintptr_t)t->resv[x], align);
+		t->base[x] = (char *)T_ALIGN_UP((uintptr_t)t->resv[x], align);
 	}
 	return 0;
 }
@@ -1619,7 +1619,7 @@ static int tw_map(struct twin *t, size_t off, size_t len, int kind, size_t step,
 			return -1;
 		madvise(p, len, kind == TW_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 		for (size_t o = 0; o < len; o += step)
-			fill_pattern_off(p + o, PG, s, o / PG);
+			t_fill_pattern_off(p + o, PG, s, o / PG);
 	}
 	return 0;
 }
@@ -1644,13 +1644,13 @@ static int tw_remap(struct twin *t, const char *name, size_t old_off, size_t old
 		na[x] = new_off < 0 ? NULL : t->base[x] + new_off;
 	}
 	snprintf(opdesc, sizeof(opdesc), "%s: remap(+%#zx, %#zx, %#zx, %s, %s%#lx)", name,
-		 old_off, old_size, new_size, fr_flagstr(flags), new_off < 0 ? "NULL " : "+",
+		 old_off, old_size, new_size, t_flagstr(flags), new_off < 0 ? "NULL " : "+",
 		 new_off < 0 ? 0 : new_off);
 	snap();
 	mc = maps_lines();
 	npre = canon((uintptr_t)t->base[1], t->len, pre);
 	c.remap++;
-	p[0] = sys_mremap(oa[0], old_size, new_size, flags, na[0]);
+	p[0] = t_mremap(oa[0], old_size, new_size, flags, na[0]);
 	e[0] = errno;
 	if (tw_map_count_room) {
 		/*
@@ -1665,12 +1665,12 @@ static int tw_remap(struct twin *t, const char *name, size_t old_off, size_t old
 			char v[32];
 
 			snprintf(v, sizeof(v), "%ld", max_map_count + d);
-			if (!fr_write_str(MAX_MAP_COUNT, v))
+			if (!t_write_str(MAX_MAP_COUNT, v))
 				max_map_count += d;
 			mc += d;
 		}
 	}
-	p[1] = fr_remap(fd, oa[1], old_size, new_size, flags, na[1], &fr);
+	p[1] = t_remap(fd, oa[1], old_size, new_size, flags, na[1], &fr);
 	e[1] = errno;
 	if (p[1] == MAP_FAILED && e[1] == EOPNOTSUPP) {
 		declined = 1;
@@ -1683,14 +1683,14 @@ static int tw_remap(struct twin *t, const char *name, size_t old_off, size_t old
 		}
 		count_decline((uintptr_t)oa[1], old_size, new_size, flags, mc,
 			      p[0] == MAP_FAILED, e[0]);
-		p[1] = sys_mremap(oa[1], old_size, new_size, flags, na[1]);
+		p[1] = t_mremap(oa[1], old_size, new_size, flags, na[1]);
 		e[1] = errno;
 	}
 	if (ok && ((p[0] == MAP_FAILED) != (p[1] == MAP_FAILED) ||
 		   (p[0] == MAP_FAILED && e[0] != e[1]))) {
 		snprintf(why, sizeof(why), "mremap(2) %s, ioctl %s",
-			 p[0] == MAP_FAILED ? fr_errname(e[0]) : "succeeds",
-			 p[1] == MAP_FAILED ? fr_errname(e[1]) : "succeeds");
+			 p[0] == MAP_FAILED ? t_errname(e[0]) : "succeeds",
+			 p[1] == MAP_FAILED ? t_errname(e[1]) : "succeeds");
 		ok = 0;
 	}
 	if (p[0] == MAP_FAILED && p[1] == MAP_FAILED && ok) {
@@ -1699,14 +1699,14 @@ static int tw_remap(struct twin *t, const char *name, size_t old_off, size_t old
 		nn = canon((uintptr_t)t->base[1], t->len, now);
 		if (!declined && (nn != npre || memcmp(now, pre, nn * sizeof(now[0])))) {
 			snprintf(why, sizeof(why), "the ioctl failed with %s but changed the mappings",
-				 fr_errname(e[1]));
+				 t_errname(e[1]));
 			ok = 0;
 		} else if (!declined && maps_differ((uintptr_t)t->base[0], (uintptr_t)t->base[1],
 						    t->len, why, sizeof(why))) {
 			/* mremap(2) changed something before failing: do it in B too. */
 			c.side++;
 			why[0] = 0;
-			sys_mremap(oa[1], old_size, new_size, flags, na[1]);
+			t_mremap(oa[1], old_size, new_size, flags, na[1]);
 		}
 	} else if (p[0] != MAP_FAILED && p[1] != MAP_FAILED && ok) {
 		c.ok++;
@@ -1733,19 +1733,19 @@ static int tw_remap(struct twin *t, const char *name, size_t old_off, size_t old
 		    contents_differ(t->base[0], t->base[1], t->len, why, sizeof(why)))
 			ok = 0;
 	}
-	if (ok && want_pud && feat_pud && !declined && p[1] != MAP_FAILED && fr_counted(&fr) &&
+	if (ok && want_pud && feat_pud && !declined && p[1] != MAP_FAILED && t_counted(&fr) &&
 	    !fr.moved_pud) {
 		snprintf(why, sizeof(why), "a whole PUD-aligned range moved without a PUD entry");
 		ok = 0;
 	}
 	c.div += !ok;
-	if (!declined && p[1] != MAP_FAILED && fr_counted(&fr))
+	if (!declined && p[1] != MAP_FAILED && t_counted(&fr))
 		snprintf(moved, sizeof(moved), "; moved PUD %llu PMD %llu THP %llu PTE %llu",
 			 (unsigned long long)fr.moved_pud, (unsigned long long)fr.moved_pmd,
 			 (unsigned long long)fr.moved_thp, (unsigned long long)fr.moved_pte);
 	tap_ok(ok, "%s: mremap(2) %s, ioctl %s%s%s%s%s", opdesc,
-	       p[0] == MAP_FAILED ? fr_errname(e[0]) : "ok",
-	       declined ? "declined" : p[1] == MAP_FAILED ? fr_errname(e[1]) : "ok",
+	       p[0] == MAP_FAILED ? t_errname(e[0]) : "ok",
+	       declined ? "declined" : p[1] == MAP_FAILED ? t_errname(e[1]) : "ok",
 	       declined ? " (then mremap(2))" : "", moved, why[0] ? ": " : "", why);
 	return ok;
 }
@@ -1791,7 +1791,7 @@ static void big_moves(void)
 	for (size_t i = 0; i < ARRAY_SIZE(big_cases); i++) {
 		const struct big_case *b = &big_cases[i];
 		struct twin t;
-		uint64_t s = fr_xorshift64(&rng);
+		uint64_t s = t_xorshift64(&rng);
 
 		if (twin_init(&t, 6 * SZ_1G, SZ_1G)) {
 			tap_ok(0, "big: %s: reserve 2 x 7G (%s)", b->name, strerror(errno));
@@ -1928,7 +1928,7 @@ static void big_map_count(void)
 	char saved[32], v[32];
 	struct twin t;
 
-	if (fr_read_str(MAX_MAP_COUNT, saved, sizeof(saved)) || access(MAX_MAP_COUNT, W_OK)) {
+	if (t_read_str(MAX_MAP_COUNT, saved, sizeof(saved)) || access(MAX_MAP_COUNT, W_OK)) {
 		tap_skip_test("cannot write " MAX_MAP_COUNT, "big: vm.max_map_count ENOMEM");
 		return;
 	}
@@ -1941,7 +1941,7 @@ static void big_map_count(void)
 		snap();
 		snprintf(v, sizeof(v), "%ld", maps_lines() + cases[i].spare);
 		max_map_count = atol(v);
-		if (fr_write_str(MAX_MAP_COUNT, v)) {
+		if (t_write_str(MAX_MAP_COUNT, v)) {
 			tap_ok(0, "big: %s: set it (%s)", cases[i].name, strerror(errno));
 		} else {
 			/* The middle of a mapping into the middle of a reservation: 4 splits. */
@@ -1949,7 +1949,7 @@ static void big_map_count(void)
 			tw_remap(&t, cases[i].name, 64 * PG, 64 * PG, 64 * PG, MM | FX, 8 * SZ_1M, 0);
 			tw_map_count_room = 0;
 		}
-		fr_write_str(MAX_MAP_COUNT, saved);
+		t_write_str(MAX_MAP_COUNT, saved);
 		max_map_count = atol(saved);
 		twin_free(&t);
 	}
@@ -1959,11 +1959,11 @@ static void big_phase(void)
 {
 	struct fastremap_info info;
 	struct counts saved = c;
-	double t0 = fr_now();
+	double t0 = t_now();
 
 	if (inject || trace)
 		return;		/* replaying the arenas' operations */
-	feat_pud = !fr_info(fd, &info) && (info.features & FASTREMAP_FEAT_MOVE_PUD);
+	feat_pud = !t_info(fd, &info) && (info.features & FASTREMAP_FEAT_MOVE_PUD);
 	c = (struct counts){ 0 };
 	big_moves();
 	big_mseal();
@@ -1973,7 +1973,7 @@ static void big_phase(void)
 	c = saved;
 	tap_diag("big: %ld remaps (%ld succeeded, %ld failed alike), %ld declined; moved %ld PUD, %ld PMD, %ld THP, %ld PTE entries; %.2f s",
 		 big.remap, big.ok, big.fail, big.declined, big.lvl[0], big.lvl[1], big.lvl[2],
-		 big.lvl[3], fr_now() - t0);
+		 big.lvl[3], t_now() - t0);
 }
 
 #define SEED_DEFAULT 20261130
@@ -1989,12 +1989,12 @@ static void khugepaged_pause(int on)
 	static char saved[32];
 
 	if (on) {
-		if (fr_read_str(KHP_SLEEP, saved, sizeof(saved)) ||
-		    fr_write_str(KHP_SLEEP, "86400000"))
+		if (t_read_str(KHP_SLEEP, saved, sizeof(saved)) ||
+		    t_write_str(KHP_SLEEP, "86400000"))
 			saved[0] = 0;
 		else
 			tap_diag("khugepaged paused (was %s ms between scans)", saved);
-	} else if (saved[0] && fr_write_str(KHP_SLEEP, saved)) {
+	} else if (saved[0] && t_write_str(KHP_SLEEP, saved)) {
 		tap_diag("cannot restore %s: %s", KHP_SLEEP, strerror(errno));
 	}
 }
@@ -2002,10 +2002,10 @@ static void khugepaged_pause(int on)
 int main(int argc, char **argv)
 {
 	int nops = NOPS_DEFAULT, can_lock = geteuid() == 0, self_check = 1;
-	double t0 = fr_now();
+	double t0 = t_now();
 	char mmc[32] = "";
 
-	fr_parse_args(&argc, argv);
+	t_parse_args(&argc, argv);
 	/*
 	 * A fixed seed by default, so that the test suite is reproducible;
 	 * "random" explores a new one (printed, to replay what it finds).
@@ -2030,11 +2030,11 @@ int main(int argc, char **argv)
 		else
 			seed = strtoull(argv[i], NULL, 0);
 	}
-	rng = fr_mix64(seed) | 1;
+	rng = t_mix64(seed) | 1;
 	tap_diag("seed %" PRIu64 ", %d operations (rerun with: t_remap_diff %s%" PRIu64 ")",
-		 seed, nops, fr_nodev() ? "--selftest-mremap " : "", seed);
-	fr_probe_init();
-	fd = fr_open();
+		 seed, nops, t_nodev() ? "--selftest-mremap " : "", seed);
+	t_probe_init();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
 	if (!tap_ok(arena_init(&ar[0], 'A') == 0 && arena_init(&ar[1], 'B') == 0,
@@ -2042,13 +2042,13 @@ int main(int argc, char **argv)
 		return tap_done();
 
 	khugepaged_pause(1);
-	fr_read_str("/proc/sys/vm/max_map_count", mmc, sizeof(mmc));
+	t_read_str("/proc/sys/vm/max_map_count", mmc, sizeof(mmc));
 	max_map_count = atol(mmc) > 0 ? atol(mmc) : 65530;
 	nops = run(nops, can_lock);
 	{
-		struct fr_smaps sm;
+		struct t_smaps sm;
 
-		if (!smaps_range((uintptr_t)ar[1].base, (uintptr_t)ar[1].base + USABLE, &sm))
+		if (!t_smaps_range((uintptr_t)ar[1].base, (uintptr_t)ar[1].base + USABLE, &sm))
 			tap_diag("at the end, each arena: Rss %ld kB, AnonHugePages %ld kB, Swap %ld kB, Locked %ld kB",
 				 sm.rss_kb, sm.anon_huge_kb, sm.swap_kb, sm.locked_kb);
 	}
@@ -2066,7 +2066,7 @@ int main(int argc, char **argv)
 	tap_diag("%ld smaps comparisons (Rss, AnonHugePages, Swap, Locked), %ld lock operations",
 		 c.smaps, c.locks);
 	tap_diag("%ld divergences, %ld resyncs, %ld fresh epochs, %.2f s", c.div, c.resync,
-		 c.epochs, fr_now() - t0);
+		 c.epochs, t_now() - t0);
 	big_phase();
 	tap_diag("FR-STATS diff_ops=%d diff_remaps=%ld diff_compared=%ld diff_moved=%ld diff_large=%ld diff_pud=%ld diff_pmd=%ld diff_thp=%ld diff_pte=%ld diff_declined=%ld diff_unexplained=%ld divergences=%ld",
 		 nops, c.remap + big.remap, c.remap - c.declined + big.remap - big.declined,
@@ -2079,7 +2079,7 @@ int main(int argc, char **argv)
 	 * rule of module/remap.c, and they must stay rare, or the ioctl
 	 * would be compared with itself (mremap(2) in both arenas).
 	 */
-	if (!inject && !fr_nodev()) {
+	if (!inject && !t_nodev()) {
 		tap_ok(c.undeclined + big.undeclined == 0,
 		       "every decline follows a rule of module/remap.c (%ld do not)",
 		       c.undeclined + big.undeclined);
@@ -2103,7 +2103,7 @@ int main(int argc, char **argv)
 		tap_diag("minimiser self-check: --inject from seed %d", SEED_DEFAULT + 1);
 		c = (struct counts){ 0 };
 		seed = SEED_DEFAULT + 1;
-		rng = fr_mix64(seed) | 1;
+		rng = t_mix64(seed) | 1;
 		inject = expect_div = 1;
 		run(500, can_lock);
 		inject = expect_div = 0;

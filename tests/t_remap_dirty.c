@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * No dirty bit may be lost by a move (issue 12, item 2).
+ * No dirty bit may be lost by a move.
  *
  * The module's mover clears each source entry with an atomic get-and-clear
  * and carries the bits it read (dirty and accessed included) into the
@@ -39,23 +39,16 @@
  * Last, the tables after the move: a MREMAP_DONTUNMAP source keeps its
  * emptied PTE tables, as after mremap(2) (see dontunmap_once()).
  *
- * Written for the copying PTE mover of issue 12 (rejected: see
- * module/pgmove.c), whose detached-table window it aimed at; kept because
- * the property is every mover's.
+ * Written for a PTE mover that copied whole tables and detached them
+ * (rejected: see fr_move_ptes() in module/pgmove.c), whose detached-table
+ * window it aimed at; kept because the property is every mover's.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
-#include "remap_util.h"
-
-#ifndef MADV_FREE
-#define MADV_FREE	8
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
+#include "tlib.h"
 
 #define REGION		(32 * SZ_1M)
 #define PAGES		(REGION / PG)
@@ -86,16 +79,6 @@ static void w_segv(int sig)
 	siglongjmp(w_env, 1);
 }
 
-/* Mover and writer on different CPUs, so that they run at the same time. */
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *writer(void *arg)
 {
 	volatile uint64_t *p;
@@ -103,7 +86,7 @@ static void *writer(void *arg)
 	size_t i;
 
 	(void)arg;
-	pin(1);
+	t_pin_cpu(1);
 	if (sigsetjmp(w_env, 1))
 		return NULL;	/* the source is gone: the move is done */
 	w_armed = 1;
@@ -154,7 +137,7 @@ static long resident(const void *p, size_t len)
 static int round_once(int use_module, struct tally *t, const char **why)
 {
 	struct fastremap_remap r;
-	struct fr_area a;
+	struct t_area a;
 	char *src, *dst, *res;
 	static uint64_t page[PG / 8];
 	int mfd = -1;
@@ -163,11 +146,11 @@ static int round_once(int use_module, struct tally *t, const char **why)
 	size_t i;
 
 	*why = "";
-	if (!fr_reserve(2 * REGION + 3 * SZ_2M, &a)) {
+	if (!t_reserve(2 * REGION + 3 * SZ_2M, &a)) {
 		*why = "reserve";
 		return -1;
 	}
-	src = (char *)FR_ALIGN_UP((uintptr_t)a.base, SZ_2M);
+	src = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
 	/* 4 KiB off the source's alignment: a PTE-level move. */
 	dst = src + REGION + SZ_2M + PG;
 	if (shared) {
@@ -226,10 +209,10 @@ static int round_once(int use_module, struct tally *t, const char **why)
 		;
 	w0 = atomic_load(&w.written);
 	if (use_module)
-		res = fr_remap(fd, src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED,
+		res = t_remap(fd, src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &r);
 	else
-		res = sys_mremap(src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		res = t_mremap(src, REGION, REGION, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	w1 = atomic_load(&w.written);
 	atomic_store(&w.stop, 1);
 	pthread_join(th, NULL);
@@ -238,7 +221,7 @@ static int round_once(int use_module, struct tally *t, const char **why)
 		goto fail;
 	}
 	t->during += w1 - w0;
-	if (use_module && fr_counted(&r))
+	if (use_module && t_counted(&r))
 		t->flushes += r.tlb_flushes;
 	/* Reclaim now: clean lazyfree pages go, dirty ones stay. */
 	if (madvise(dst, REGION, MADV_PAGEOUT)) {
@@ -282,11 +265,11 @@ static int round_once(int use_module, struct tally *t, const char **why)
 			t->corrupt++;
 		}
 	}
-	fr_release(&a);
+	t_release(&a);
 	close(mfd);
 	return 0;
 fail:
-	fr_release(&a);
+	t_release(&a);
 	if (mfd >= 0)
 		close(mfd);
 	return -1;
@@ -342,17 +325,7 @@ static void run(int use_module)
 /* Page-table bytes of this process (VmPTE, kB), or -1. */
 static long vm_pte_kb(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[128];
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPTE: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return t_proc_field("/proc/self/status", "VmPTE");
 }
 
 /* Reads every page of [p, p + len): zero-page faults where nothing is. */
@@ -369,14 +342,14 @@ static long read_zeros(const char *p, size_t len)
 static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 {
 	struct fastremap_remap r;
-	struct fr_area a;
+	struct t_area a;
 	char *src, *dst, *res;
 	long before;
 	size_t i;
 
-	if (!fr_reserve(2 * RH_LEN + 3 * SZ_2M, &a))
+	if (!t_reserve(2 * RH_LEN + 3 * SZ_2M, &a))
 		return -1;
-	src = (char *)FR_ALIGN_UP((uintptr_t)a.base, SZ_2M);
+	src = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
 	dst = src + RH_LEN + SZ_2M + PG;	/* misaligned: PTE level */
 	if (mmap(src, RH_LEN, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
@@ -384,10 +357,10 @@ static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 		goto fail;
 	for (i = 0; i < RH_LEN / PG; i++)
 		((uint64_t *)(src + i * PG))[0] = TAG(i);
-	res = use_module ? fr_remap(fd, src, RH_LEN, RH_LEN,
+	res = use_module ? t_remap(fd, src, RH_LEN, RH_LEN,
 				    MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
 				    dst, &r) :
-			   sys_mremap(src, RH_LEN, RH_LEN,
+			   t_mremap(src, RH_LEN, RH_LEN,
 				      MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst);
 	if (res != dst)
 		goto fail;
@@ -397,17 +370,17 @@ static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 	before = vm_pte_kb();
 	*wrong += read_zeros(src, RH_LEN);
 	*new_pte_kb = vm_pte_kb() - before;
-	fr_release(&a);
+	t_release(&a);
 	return before < 0 ? -1 : 0;
 fail:
-	fr_release(&a);
+	t_release(&a);
 	return -1;
 }
 
 static void dontunmap_round(void)
 {
 	long kb[2] = { -1, -1 }, wrong[2] = { -1, -1 }, ctl = -1, before;
-	struct fr_area a;
+	struct t_area a;
 	char *p;
 	int m;
 
@@ -424,8 +397,8 @@ static void dontunmap_round(void)
 	       "DONTUNMAP source: reading it after the move allocates as many page tables as after mremap(2) (%ld kB against %ld kB): its emptied tables are back",
 	       kb[1], kb[0]);
 	/* The control: the same reads where no table is allocate them. */
-	p = fr_reserve(RH_LEN + SZ_2M, &a) ?
-	    (char *)FR_ALIGN_UP((uintptr_t)a.base, SZ_2M) : NULL;
+	p = t_reserve(RH_LEN + SZ_2M, &a) ?
+	    (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M) : NULL;
 	if (p && mmap(p, RH_LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p &&
 	    !madvise(p, RH_LEN, MADV_NOHUGEPAGE)) {
@@ -433,7 +406,7 @@ static void dontunmap_round(void)
 		read_zeros(p, RH_LEN);
 		ctl = vm_pte_kb() - before;
 	}
-	fr_release(&a);
+	t_release(&a);
 	tap_ok(ctl >= (long)(RH_LEN / SZ_2M * PG / 1024),
 	       "DONTUNMAP source: a missing table would show (the same reads without tables: %ld kB of page tables)",
 	       ctl);
@@ -443,14 +416,13 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = w_segv };
 
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_args(&argc, argv);
+	if (fd < 0)
 		return tap_done();
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_NODEFER;
 	sigaction(SIGSEGV, &sa, NULL);
-	pin(0);
+	t_pin_cpu(0);
 	for (shared = 0; shared < 2; shared++) {
 		run(0);
 		run(1);

@@ -13,7 +13,7 @@
  * charge), and mlocked memory (locked_vm).
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
+#include "tlib.h"
 
 #define PARAM "/sys/module/fastremap/parameters/fail_table_alloc"
 #define LEN (16UL << 20)
@@ -23,7 +23,7 @@ static int set_fail(int n)
 	char b[16];
 
 	snprintf(b, sizeof(b), "%d\n", n);
-	return fr_write_str(PARAM, b) == 0;
+	return t_write_str(PARAM, b) == 0;
 }
 
 /*
@@ -55,16 +55,16 @@ static int is_mapped(void *p)
 }
 
 /* /proc/self/maps as it was before the call. */
-static char maps_before[sizeof(fr_maps_buf)];
+static char maps_before[sizeof(t_maps_buf)];
 
 static int run(int fd, const struct ecase *c, int n)
 {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	struct fastremap_remap out;
-	struct fr_acct before, after;
-	char *src = map_aligned(LEN, 2UL << 20, PROT_READ | PROT_WRITE,
+	struct t_acct before, after;
+	char *src = t_map_aligned(LEN, 2UL << 20, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-	char *dst = fr_pick(c->new_len + (2UL << 20), 2UL << 20, &da);
+	char *dst = t_pick(c->new_len + (2UL << 20), 2UL << 20, &da);
 	int failed = 0, acct_ok;
 	char why[128];
 	uintptr_t lo, hi;
@@ -75,7 +75,7 @@ static int run(int fd, const struct ecase *c, int n)
 		    c->name, n))
 		return 0;
 	dst += 4096;
-	fill_pattern(src, LEN, 77);
+	t_fill_pattern(src, LEN, 77);
 	if (c->mlocked && mlock(src, LEN)) {
 		tap_skip_test(strerror(errno), "%s: mlock", c->name);
 		goto out;
@@ -91,51 +91,51 @@ static int run(int fd, const struct ecase *c, int n)
 	/* The readers allocate on first use: not between the snapshots. */
 	lo = (uintptr_t)(sa.base < da.base ? sa.base : da.base);
 	hi = (uintptr_t)(sa.base < da.base ? da.base + da.len : sa.base + sa.len);
-	fr_acct_read(&before, lo, hi);
-	maps_snapshot();
-	acct_ok = fr_acct_read(&before, lo, hi) == 0 && maps_snapshot() == 0;
-	memcpy(maps_before, fr_maps_buf, fr_maps_len + 1);
+	t_acct_read(&before, lo, hi);
+	t_maps_snapshot();
+	acct_ok = t_acct_read(&before, lo, hi) == 0 && t_maps_snapshot() == 0;
+	memcpy(maps_before, t_maps_buf, t_maps_len + 1);
 	set_fail(n);
-	res = fr_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
+	res = t_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
 	e = errno;
 	set_fail(0);
 	/* Read before anything else runs that might touch a new page. */
 	if (res == MAP_FAILED)
-		acct_ok = acct_ok && fr_acct_read(&after, lo, hi) == 0 && maps_snapshot() == 0;
+		acct_ok = acct_ok && t_acct_read(&after, lo, hi) == 0 && t_maps_snapshot() == 0;
 	if (res == MAP_FAILED) {
 		failed = 1;
 		tap_ok(e == ENOMEM, "%s, fail from allocation %d: ENOMEM (%s)", c->name, n,
 		       strerror(e));
-		tap_ok(acct_ok && !strcmp(maps_before, fr_maps_buf),
+		tap_ok(acct_ok && !strcmp(maps_before, t_maps_buf),
 		       "%s, fail from allocation %d: /proc/self/maps as before", c->name, n);
-		if (acct_ok && strcmp(maps_before, fr_maps_buf))
-			tap_diag("before:\n%s\n# after:\n%s", maps_before, fr_maps_buf);
-		tap_ok(acct_ok && !fr_acct_diff(&before, &after, why, sizeof(why)),
+		if (acct_ok && strcmp(maps_before, t_maps_buf))
+			tap_diag("before:\n%s\n# after:\n%s", maps_before, t_maps_buf);
+		tap_ok(acct_ok && !t_acct_diff(&before, &after, why, sizeof(why)),
 		       "%s, fail from allocation %d: accounting as before (%s)", c->name, n,
 		       acct_ok ? why : "cannot read it");
-		tap_ok(verify_pattern(src, LEN, 77, 4096) < 0,
+		tap_ok(t_verify_pattern(src, LEN, 77, 4096) < 0,
 		       "%s, fail from allocation %d: the source holds all its data again",
 		       c->name, n);
 		tap_ok(!is_mapped(dst) && !is_mapped(dst + c->new_len - 1),
 		       "%s, fail from allocation %d: the target range is unmapped", c->name, n);
-		res = fr_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
+		res = t_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
 	} else {
 		tap_diag("%s: allocation %d was not reached: the move succeeded", c->name, n);
 	}
-	tap_ok(res == dst && verify_pattern(dst, LEN, 77, 4096) < 0,
+	tap_ok(res == dst && t_verify_pattern(dst, LEN, 77, 4096) < 0,
 	       "%s, fail from allocation %d: %s, data intact at the target", c->name, n,
 	       failed ? "the same move works afterwards" : "moved");
 out:
 	if (c->mlocked)
 		munlock(src, LEN);
-	fr_release(&sa);
-	fr_release(&da);
+	t_release(&sa);
+	t_release(&da);
 	return failed;
 }
 
 int main(void)
 {
-	int fd = fr_open();
+	int fd = t_open();
 
 	if (!tap_ok(fd >= 0, "open the device"))
 		return tap_done();

@@ -33,7 +33,7 @@
  * lockdep watching on the debug kernel).
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
+#include "tlib.h"
 #include <sys/mount.h>
 
 #define FAILSLAB	"/sys/kernel/debug/failslab/"
@@ -90,7 +90,7 @@ static int injected(void)
 }
 
 struct layout {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	char *vma, *src, *dst, *tvma;
 	size_t vma_len, tvma_len;
 };
@@ -124,29 +124,29 @@ static int setup(const struct fcase *c, struct layout *l)
 
 	memset(l, 0, sizeof(*l));
 	l->vma_len = c->middle ? 3 * c->len : c->len;
-	if (!fr_reserve(l->vma_len + 2 * SZ_2M, &l->sa) ||
-	    !fr_reserve(3 * span + 2 * SZ_2M, &l->da))
+	if (!t_reserve(l->vma_len + 2 * SZ_2M, &l->sa) ||
+	    !t_reserve(3 * span + 2 * SZ_2M, &l->da))
 		return -1;
-	l->vma = (char *)FR_ALIGN_UP((uintptr_t)l->sa.base + SZ_4K, SZ_2M);
+	l->vma = (char *)T_ALIGN_UP((uintptr_t)l->sa.base + SZ_4K, SZ_2M);
 	if (map_kind(l->vma, l->vma_len, c->kind) == MAP_FAILED)
 		return -1;
 	l->src = c->middle ? l->vma + c->len : l->vma;
-	fill_pattern(l->vma, l->vma_len, SEED);
-	l->tvma = (char *)FR_ALIGN_UP((uintptr_t)l->da.base + SZ_4K, SZ_2M);
+	t_fill_pattern(l->vma, l->vma_len, SEED);
+	l->tvma = (char *)T_ALIGN_UP((uintptr_t)l->da.base + SZ_4K, SZ_2M);
 	l->tvma_len = 3 * span;
 	l->dst = l->tvma + span + c->mis;
 	if (c->target_mapped) {
 		if (mmap(l->tvma, l->tvma_len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 			return -1;
-		fill_pattern(l->tvma, l->tvma_len, SEED + 1);
+		t_fill_pattern(l->tvma, l->tvma_len, SEED + 1);
 	}
 	return 0;
 }
 
 static int is_mapped(const void *p, size_t len)
 {
-	return !range_unmapped(p, len);
+	return !t_range_unmapped(p, len);
 }
 
 /* The source VMA's pages outside the moved range, which never move. */
@@ -155,8 +155,8 @@ static int rest_intact(const struct fcase *c, const struct layout *l)
 	size_t before = l->src - l->vma;
 	size_t after = l->vma_len - before - c->len;
 
-	return verify_pattern_off(l->vma, before, SEED, 0, SZ_4K) < 0 &&
-	       verify_pattern_off(l->src + c->len, after, SEED,
+	return t_verify_pattern_off(l->vma, before, SEED, 0, SZ_4K) < 0 &&
+	       t_verify_pattern_off(l->src + c->len, after, SEED,
 				  (before + c->len) / PG, SZ_4K) < 0;
 }
 
@@ -169,8 +169,8 @@ static void release(struct layout *l, void *res, size_t len)
 	    !(p >= l->sa.base && p < l->sa.base + l->sa.len) &&
 	    !(p >= l->da.base && p < l->da.base + l->da.len))
 		munmap(res, len);
-	fr_release(&l->sa);
-	fr_release(&l->da);
+	t_release(&l->sa);
+	t_release(&l->da);
 }
 
 struct tally {
@@ -185,11 +185,11 @@ struct tally {
 #define KEY_LEN		512
 #define MAX_KEYS	64
 
-static int key_area(const struct fr_area *a, char *key, int *at)
+static int key_area(const struct t_area *a, char *key, int *at)
 {
 	uintptr_t lo = (uintptr_t)a->base, hi = lo + a->len;
-	struct fr_map m[16];
-	int n = maps_read(lo, hi, m, ARRAY_SIZE(m));
+	struct t_map m[16];
+	int n = t_maps_read(lo, hi, m, ARRAY_SIZE(m));
 
 	if (n < 0 || n > (int)ARRAY_SIZE(m))
 		return -1;
@@ -234,11 +234,11 @@ static int key_known(const char *key)
 }
 
 /* The source reservation's mappings before the call. */
-static struct fr_map maps_before[16];
+static struct t_map maps_before[16];
 
 /* The source reservation's mappings before and after, relative to the VMA. */
 static void diag_maps(const struct fcase *c, int nth, const struct layout *l,
-		      const struct fr_map *now, int n_now, int n_before)
+		      const struct t_map *now, int n_now, int n_before)
 {
 	uintptr_t v = (uintptr_t)l->vma;
 
@@ -260,8 +260,8 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 	size_t first_pg;
 	void *res = MAP_FAILED;
 	int e, inj, nmaps = 0, acct_ok = 0;
-	struct fr_acct before, after;
-	struct fr_map maps_now[16];
+	struct t_acct before, after;
+	struct t_map maps_now[16];
 	uintptr_t lo, hi;
 	char why[128], key_before[KEY_LEN] = "", key[KEY_LEN];
 
@@ -275,17 +275,17 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 	hi = lo + l.sa.len;
 	/* Read before the fault is armed: it counts this task's allocations. */
 	if (c->len <= c->new_len) {
-		acct_ok = fr_acct_read(&before, lo, hi) == 0;
-		nmaps = maps_read(lo, hi, maps_before, ARRAY_SIZE(maps_before));
+		acct_ok = t_acct_read(&before, lo, hi) == 0;
+		nmaps = t_maps_read(lo, hi, maps_before, ARRAY_SIZE(maps_before));
 		if (layout_key(&l, key_before))
 			key_before[0] = 0;
 	}
 	set_nth(nth);
 	if (control)
-		res = sys_mremap(l.src, c->len, c->new_len, c->flags,
+		res = t_mremap(l.src, c->len, c->new_len, c->flags,
 				 (c->flags & MREMAP_FIXED) ? l.dst : NULL);
 	else
-		res = fr_remap(fd, l.src, c->len, c->new_len, c->flags,
+		res = t_remap(fd, l.src, c->len, c->new_len, c->flags,
 			       (c->flags & MREMAP_FIXED) ? l.dst : NULL, NULL);
 	e = errno;
 	inj = injected();
@@ -317,22 +317,22 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 		 * mremap(2) does): that part may be gone already.
 		 */
 		ok = ok && is_mapped(l.src, kept) &&
-		     verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) < 0 &&
+		     t_verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) < 0 &&
 		     rest_intact(c, &l);
 		if (ok && c->len > kept && is_mapped(l.src + kept, c->len - kept))
-			ok = verify_pattern_off(l.src + kept, c->len - kept, SEED,
+			ok = t_verify_pattern_off(l.src + kept, c->len - kept, SEED,
 						first_pg + kept / PG, SZ_4K) < 0;
 		if (c->target_mapped && !is_mapped(l.dst, c->new_len)) {
 			t->dst_unmapped++;
 			/* That unmap gave back the target's charge. */
 			before.committed_kb -= c->new_len >> 10;
 		} else if (c->target_mapped) {
-			ok = ok && verify_pattern_off(l.dst, c->new_len, SEED + 1,
+			ok = ok && t_verify_pattern_off(l.dst, c->new_len, SEED + 1,
 						      (l.dst - l.tvma) / PG, SZ_4K) < 0;
 		}
 		if (acct_ok && nmaps > 0 && nmaps <= (int)ARRAY_SIZE(maps_before)) {
-			int same = fr_acct_read(&after, lo, hi) == 0 &&
-				   maps_read(lo, hi, maps_now, ARRAY_SIZE(maps_now)) == nmaps;
+			int same = t_acct_read(&after, lo, hi) == 0 &&
+				   t_maps_read(lo, hi, maps_now, ARRAY_SIZE(maps_now)) == nmaps;
 
 			for (int i = 0; same && i < nmaps; i++)
 				same = maps_now[i].start == maps_before[i].start &&
@@ -356,12 +356,12 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 					tap_diag("%s: fault %d: layout now %s", c->name, nth, key);
 					tap_diag("%s: fault %d: layout was %s", c->name, nth,
 						 key_before);
-					diag_maps(c, nth, &l, maps_now, maps_read(lo, hi, maps_now,
+					diag_maps(c, nth, &l, maps_now, t_maps_read(lo, hi, maps_now,
 						  ARRAY_SIZE(maps_now)), nmaps);
 					same = 0;
 				}
 			}
-			if (!same || fr_acct_diff(&before, &after, why, sizeof(why))) {
+			if (!same || t_acct_diff(&before, &after, why, sizeof(why))) {
 				tap_diag("%s: fault %d: ENOMEM, but %s", c->name, nth,
 					 same ? why : "the source's mappings changed");
 				ok = 0;
@@ -373,7 +373,7 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 			t->bad++;
 		}
 	} else {
-		int ok = verify_pattern_off(res, kept, SEED, first_pg, SZ_4K) < 0;
+		int ok = t_verify_pattern_off(res, kept, SEED, first_pg, SZ_4K) < 0;
 
 		t->oks++;
 		if (!(c->flags & MREMAP_DONTUNMAP) && is_mapped(l.src, kept)) {
@@ -384,8 +384,8 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 			 */
 			t->stale_old++;
 			ok = ok && (c->kind == SHARED_MEMFD ?
-				    verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) :
-				    verify_zero(l.src, kept, SZ_4K)) < 0;
+				    t_verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) :
+				    t_verify_zero(l.src, kept, SZ_4K)) < 0;
 		}
 		if (!ok) {
 			tap_diag("%s: fault %d: success, but the data moved wrong", c->name, nth);
@@ -400,7 +400,7 @@ out:
 int main(void)
 {
 	char saved_wait[8] = "", saved_verbose[8] = "";
-	int fd = fr_open(), total_inj = 0;
+	int fd = t_open(), total_inj = 0;
 
 	if (!tap_ok(fd >= 0, "open the device"))
 		return tap_done();
@@ -411,21 +411,21 @@ int main(void)
 		return tap_done();
 	}
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (fr_read_str(FAILSLAB "ignore-gfp-wait", saved_wait, sizeof(saved_wait)) ||
+	if (t_read_str(FAILSLAB "ignore-gfp-wait", saved_wait, sizeof(saved_wait)) ||
 	    !saved_wait[0]) {
 		tap_skip_test("no " FAILSLAB " (CONFIG_FAILSLAB off)",
 			      "allocation failures, one by one");
 		return tap_done();
 	}
-	if (fr_read_str(FAILSLAB "verbose", saved_verbose, sizeof(saved_verbose)))
+	if (t_read_str(FAILSLAB "verbose", saved_verbose, sizeof(saved_verbose)))
 		saved_verbose[0] = 0;
 	/*
 	 * Sleeping allocations too (all of the VMA work's are), and quietly:
 	 * each injected failure would otherwise print a stack trace, which the
 	 * harness rightly counts as a finding.
 	 */
-	if (!tap_ok(!fr_write_str(FAILSLAB "ignore-gfp-wait", "N") &&
-		    !fr_write_str(FAILSLAB "verbose", "0"), "configure failslab"))
+	if (!tap_ok(!t_write_str(FAILSLAB "ignore-gfp-wait", "N") &&
+		    !t_write_str(FAILSLAB "verbose", "0"), "configure failslab"))
 		return tap_done();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -454,8 +454,8 @@ int main(void)
 		       "%s: every failed allocation gives ENOMEM with nothing lost, or a correct move (%d allocations, %d bad)",
 		       c->name, nth - 1, t.bad);
 	}
-	fr_write_str(FAILSLAB "verbose", saved_verbose[0] ? saved_verbose : "2");
-	fr_write_str(FAILSLAB "ignore-gfp-wait", saved_wait[0] == 'N' ? "N" : "Y");
+	t_write_str(FAILSLAB "verbose", saved_verbose[0] ? saved_verbose : "2");
+	t_write_str(FAILSLAB "ignore-gfp-wait", saved_wait[0] == 'N' ? "N" : "Y");
 	tap_diag("%d calls with an injected allocation failure", total_inj);
 	tap_diag("FR-STATS injected_failures=%d", total_inj);
 	close(nth_fd);

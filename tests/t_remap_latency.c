@@ -56,8 +56,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <sys/wait.h>
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 #define LOCKWAIT_MS	100.0	/* the bound on the longest lock wait */
 #define ATTEMPTS	3	/* runs of a scenario before its verdict */
@@ -98,16 +97,7 @@ static double block_max_ms(void)
 
 static double now_ms(void)
 {
-	return fr_now() * 1e3;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	sched_setaffinity(0, sizeof(s), &s);
+	return t_now() * 1e3;
 }
 
 /*
@@ -120,7 +110,7 @@ static void probe_loop(struct probe *pr, int memfd, char *page)
 {
 	int last = 0;
 
-	pin(1);
+	t_pin_cpu(1);
 	pr->ready = 1;
 	while (pr->phase < 2) {
 		int ph = pr->phase;
@@ -128,7 +118,7 @@ static void probe_loop(struct probe *pr, int memfd, char *page)
 
 		/* Writing 0 resets this task's scheduler statistics. */
 		if (ph == 1 && last == 0)
-			fr_write_str("/proc/thread-self/sched", "0");
+			t_write_str("/proc/thread-self/sched", "0");
 		last = ph;
 
 		if (memfd < 0) {
@@ -171,7 +161,7 @@ static long wake_count;
 static void *waker(void *arg)
 {
 	(void)arg;
-	pin(0);
+	t_pin_cpu(0);
 	while (wake_phase < 3) {
 		int ph = wake_phase;
 		double t0 = now_ms(), late;
@@ -186,9 +176,9 @@ static void *waker(void *arg)
 }
 
 /* A region of @len bytes, 4 KiB past a 2 MiB boundary, one page per chunk touched. */
-static char *make_region(struct fr_area *a, int memfd)
+static char *make_region(struct t_area *a, int memfd)
 {
-	char *p = fr_pick(len + PG, SZ_2M, a);
+	char *p = t_pick(len + PG, SZ_2M, a);
 
 	if (!p)
 		return NULL;
@@ -251,6 +241,19 @@ static void window_end(struct probe *pr, pthread_t wt, pid_t pid, struct result 
 	res->wakes = wake_count;
 }
 
+/* A run's start: *res cleared, the probe's shared page, the mover on CPU 0. */
+static struct probe *run_begin(struct result *res)
+{
+	struct probe *pr;
+
+	memset(res, 0, sizeof(*res));
+	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pr == MAP_FAILED)
+		return NULL;
+	t_pin_cpu(0);
+	return pr;
+}
+
 /*
  * One run: @shared picks the scenario, @use_module the mover (0 mremap(2),
  * 1 the module, 2 the module with its pass bound lifted). The probe
@@ -259,7 +262,7 @@ static void window_end(struct probe *pr, pthread_t wt, pid_t pid, struct result 
  */
 static void run(int shared, int use_module, struct result *res)
 {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	struct probe *pr;
 	pthread_t wt;
 	char *src, *dst, *p;
@@ -267,18 +270,16 @@ static void run(int shared, int use_module, struct result *res)
 	pid_t pid;
 	double t0;
 
-	memset(res, 0, sizeof(*res));
-	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (pr == MAP_FAILED)
+	pr = run_begin(res);
+	if (!pr)
 		return;
 	if (shared) {
 		memfd = memfd_create("fr_latency", 0);
 		if (memfd < 0 || ftruncate(memfd, len))
 			return;
 	}
-	pin(0);
 	src = make_region(&sa, memfd);
-	dst = fr_pick(len, SZ_2M, &da);
+	dst = t_pick(len, SZ_2M, &da);
 	if (!src || !dst)
 		goto out;
 	pid = fork();
@@ -290,20 +291,20 @@ static void run(int shared, int use_module, struct result *res)
 	}
 	window_begin(pr, &wt);
 	t0 = now_ms();
-	if (use_module == 2 && fr_write_str(BUDGET, "18446744073709551615"))
+	if (use_module == 2 && t_write_str(BUDGET, "18446744073709551615"))
 		p = NULL;	/* no test hook: the control cannot run */
 	else if (use_module)
-		p = fr_remap(fd, src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
+		p = t_remap(fd, src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
 	else
-		p = sys_mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		p = t_mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	res->move_ms = now_ms() - t0;
 	if (use_module == 2)
-		fr_write_str(BUDGET, "0");
+		t_write_str(BUDGET, "0");
 	window_end(pr, wt, pid, res);
 	res->ok = p == dst && check_region(dst) < 0;
 out:
-	fr_release(&sa);
-	fr_release(&da);
+	t_release(&sa);
+	t_release(&da);
 	if (memfd >= 0)
 		close(memfd);
 	munmap(pr, PG);
@@ -319,23 +320,20 @@ out:
  */
 static void run_move(int use_module, struct result *res)
 {
+	struct probe *pr = run_begin(res);
 	size_t mlen = len / 4;
 	struct fastremap_move_vec v;
 	struct fastremap_move mres = { 0 };
-	struct fr_area ha;
-	struct probe *pr;
-	pthread_t wt;
+	struct t_area ha;
 	char *heap, *src, *dst;
+	pthread_t wt;
 	int r = -1;
 	pid_t pid;
 	double t0;
 
-	memset(res, 0, sizeof(*res));
-	pr = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (pr == MAP_FAILED)
+	if (!pr)
 		return;
-	pin(0);
-	heap = map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &ha);
 	if (!heap)
 		goto unmap;
@@ -361,11 +359,11 @@ static void run_move(int use_module, struct result *res)
 	window_begin(pr, &wt);
 	v = (struct fastremap_move_vec){ (uintptr_t)src, (uintptr_t)dst, mlen };
 	t0 = now_ms();
-	if (use_module != 2 || !fr_write_str(MOVE_PASS, "1099511627776"))
-		r = fr_move(fd, &v, 1, FASTREMAP_MOVE_ALLOW_HOLES, &mres);
+	if (use_module != 2 || !t_write_str(MOVE_PASS, "1099511627776"))
+		r = t_move(fd, &v, 1, FASTREMAP_MOVE_ALLOW_HOLES, &mres);
 	res->move_ms = now_ms() - t0;
 	if (use_module == 2)
-		fr_write_str(MOVE_PASS, "0");
+		t_write_str(MOVE_PASS, "0");
 	window_end(pr, wt, pid, res);
 	res->ok = r == 0 && mres.done == 1;
 	if (!res->ok)
@@ -373,7 +371,7 @@ static void run_move(int use_module, struct result *res)
 			 (unsigned long long)mres.done, (unsigned long long)mres.moved_pte);
 	for (size_t off = 0; res->ok && off < mlen; off += CHUNK)
 		res->ok = *(volatile uint64_t *)(dst + off) == (off ^ 0xfeed);
-	fr_release(&ha);
+	t_release(&ha);
 unmap:
 	munmap(pr, PG);
 }
@@ -430,11 +428,11 @@ int main(int argc, char **argv)
 		else
 			len = strtoul(argv[i], NULL, 0) * SZ_1G;
 	}
-	fd = fr_open();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open %s", FASTREMAP_DEVICE))
 		return tap_done();
-	fr_read_str(SCHEDSTATS, was, sizeof(was));
-	if (!tap_ok(fr_write_str(SCHEDSTATS, "1") == 0 && block_max_ms() >= 0,
+	t_read_str(SCHEDSTATS, was, sizeof(was));
+	if (!tap_ok(t_write_str(SCHEDSTATS, "1") == 0 && block_max_ms() >= 0,
 		    "scheduler statistics on (block_max in /proc/thread-self/sched)"))
 		return tap_done();
 	for (int shared = 0; shared < 2; shared++) {
@@ -487,6 +485,6 @@ int main(int argc, char **argv)
 		       f.block_ms, u.block_ms);
 		report(w, attempt, 0, "reference", &m, &f, &u);
 	}
-	fr_write_str(SCHEDSTATS, was);
+	t_write_str(SCHEDSTATS, was);
 	return tap_done();
 }

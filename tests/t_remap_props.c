@@ -19,40 +19,9 @@
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
-#include "remap_util.h"
-
-#define PM_SOFT_DIRTY	(1ULL << 55)
-#define PM_PRESENT	(1ULL << 63)
+#include "tlib.h"
 
 static int fd = -1;
-
-/* Pages of [p, p+len) that pagemap shows present and soft-dirty; -1 on error. */
-static long soft_dirty_pages(const void *p, size_t len, long *present)
-{
-	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	long n = 0;
-
-	*present = 0;
-	if (pm < 0)
-		return -1;
-	for (size_t off = 0; off < len; off += PG) {
-		uint64_t e;
-
-		if (pread(pm, &e, sizeof(e), ((uintptr_t)p + off) / PG * 8) != sizeof(e)) {
-			close(pm);
-			return -1;
-		}
-		*present += !!(e & PM_PRESENT);
-		n += (e & PM_SOFT_DIRTY) && (e & PM_PRESENT);
-	}
-	close(pm);
-	return n;
-}
-
-static int clear_soft_dirty(void)
-{
-	return fr_write_str("/proc/self/clear_refs", "4");
-}
 
 struct sd_case {
 	const char *name;
@@ -79,29 +48,29 @@ static const struct sd_case sd_cases[] = {
 static long sd_move(const struct sd_case *c, int use_module, long *present,
 		    long *thp_kb, const char **why)
 {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	struct fastremap_remap out;
 	char *src, *dst, *res;
 	long before, pres, n;
-	struct fr_smaps sm;
+	struct t_smaps sm;
 
 	*why = "";
 	if (c->far) {
 		/* The source ends at a GiB boundary, the target starts there + 1 GiB. */
-		char *g = fr_reserve(3 * SZ_1G, &sa);
+		char *g = t_reserve(3 * SZ_1G, &sa);
 
 		da.base = NULL;
 		da.len = 0;
-		g = g ? (char *)FR_ALIGN_UP((uintptr_t)g, SZ_1G) : NULL;
+		g = g ? (char *)T_ALIGN_UP((uintptr_t)g, SZ_1G) : NULL;
 		src = g ? mmap(g + SZ_1G - c->len, c->len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) : NULL;
 		if (src == MAP_FAILED)
 			src = NULL;
 		dst = g ? g + SZ_1G : NULL;
 	} else {
-		src = map_aligned(c->len, SZ_2M, PROT_READ | PROT_WRITE,
+		src = t_map_aligned(c->len, SZ_2M, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-		dst = fr_pick(c->len + SZ_2M, SZ_2M, &da);
+		dst = t_pick(c->len + SZ_2M, SZ_2M, &da);
 	}
 	if (!src || !dst) {
 		*why = "cannot map";
@@ -112,39 +81,39 @@ static long sd_move(const struct sd_case *c, int use_module, long *present,
 		madvise(src, c->len, MADV_HUGEPAGE);
 	else
 		madvise(src, c->len, MADV_NOHUGEPAGE);
-	fill_pattern(src, c->len, 55);
-	if (clear_soft_dirty()) {
+	t_fill_pattern(src, c->len, 55);
+	if (t_clear_soft_dirty()) {
 		*why = "clear_refs";
 		n = -1;
 		goto out;
 	}
-	before = soft_dirty_pages(src, c->len, &pres);
+	before = t_soft_dirty_pages(src, c->len, &pres);
 	if (before != 0 || pres != (long)(c->len / PG)) {
 		*why = "soft-dirty still set after clear_refs, or pages not present";
 		n = -1;
 		goto out;
 	}
 	if (use_module)
-		res = fr_remap(fd, src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		res = t_remap(fd, src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &out);
 	else
-		res = sys_mremap(src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		res = t_mremap(src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	if (res != dst) {
 		*why = strerror(errno);
 		n = -1;
 		goto out;
 	}
-	if (verify_pattern(dst, c->len, 55, 0) >= 0) {
+	if (t_verify_pattern(dst, c->len, 55, 0) >= 0) {
 		*why = "data";
 		n = -1;
 		goto out;
 	}
-	smaps_range((uintptr_t)dst, (uintptr_t)dst + c->len, &sm);
+	t_smaps_range((uintptr_t)dst, (uintptr_t)dst + c->len, &sm);
 	*thp_kb = sm.anon_huge_kb;
-	n = soft_dirty_pages(dst, c->len, present);
+	n = t_soft_dirty_pages(dst, c->len, present);
 out:
-	fr_release(&sa);
-	fr_release(&da);
+	t_release(&sa);
+	t_release(&da);
 	return n;
 }
 
@@ -154,7 +123,7 @@ static void test_soft_dirty(void)
 
 	char *fresh;
 
-	if (access("/proc/self/clear_refs", W_OK) || clear_soft_dirty()) {
+	if (access("/proc/self/clear_refs", W_OK) || t_clear_soft_dirty()) {
 		tap_skip_test("no clear_refs", "soft-dirty after a move");
 		return;
 	}
@@ -163,7 +132,7 @@ static void test_soft_dirty(void)
 	if (fresh == MAP_FAILED)
 		return;
 	*(volatile char *)fresh = 1;
-	if (soft_dirty_pages(fresh, PG, &pres) != 1) {
+	if (t_soft_dirty_pages(fresh, PG, &pres) != 1) {
 		munmap(fresh, PG);
 		tap_skip_test("the kernel does not track soft-dirty", "soft-dirty after a move");
 		return;
@@ -223,31 +192,31 @@ static void test_errno_order(void)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(eo_cases); k++) {
 		const struct eo_case *c = &eo_cases[k];
-		struct fr_area a;
+		struct t_area a;
 		char *base, *hole, *nw;
 		void *p;
 		int ea, eb;
 
-		if (!fr_reserve(8 * SZ_1M + SZ_2M, &a)) {
+		if (!t_reserve(8 * SZ_1M + SZ_2M, &a)) {
 			tap_skip_test("cannot reserve", "errno order: %s", c->name);
 			continue;
 		}
-		base = (char *)FR_ALIGN_UP((uintptr_t)a.base, SZ_2M);
+		base = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
 		hole = base + SZ_2M;
 		munmap(hole, SZ_2M);
 		nw = c->new_off == -1 ? (char *)0x7ffffffff000UL : hole + c->new_off;
-		p = sys_mremap(hole, c->old_len, c->new_len, c->flags, nw);
+		p = t_mremap(hole, c->old_len, c->new_len, c->flags, nw);
 		ea = errno;
 		if (p != MAP_FAILED) {
 			tap_skip_test("mremap(2) accepts it", "errno order: %s", c->name);
-			fr_release(&a);
+			t_release(&a);
 			continue;
 		}
-		p = fr_remap(fd, hole, c->old_len, c->new_len, c->flags, nw, NULL);
+		p = t_remap(fd, hole, c->old_len, c->new_len, c->flags, nw, NULL);
 		eb = errno;
 		tap_ok(p == MAP_FAILED && eb == ea, "errno order: %s -> %s like mremap(2) (got %s)",
-		       c->name, fr_errname(ea), p == MAP_FAILED ? fr_errname(eb) : "success");
-		fr_release(&a);
+		       c->name, t_errname(ea), p == MAP_FAILED ? t_errname(eb) : "success");
+		t_release(&a);
 	}
 }
 
@@ -275,7 +244,7 @@ static void test_shared(void)
 	for (size_t k = 0; k < ARRAY_SIZE(sh_cases); k++) {
 		const struct sh_case *c = &sh_cases[k];
 		struct fastremap_remap out;
-		struct fr_area sa, da;
+		struct t_area sa, da;
 		char path[] = "/tmp/t_remap_props.XXXXXX";
 		int f = -1, flags = MAP_SHARED;
 		char *src, *dst, *res;
@@ -298,31 +267,31 @@ static void test_shared(void)
 				close(f);
 			continue;
 		}
-		src = map_aligned(SH_LEN, SZ_2M, PROT_READ | PROT_WRITE, flags, f, 0, &sa);
-		dst = fr_pick(SH_LEN + SZ_2M, SZ_2M, &da);
+		src = t_map_aligned(SH_LEN, SZ_2M, PROT_READ | PROT_WRITE, flags, f, 0, &sa);
+		dst = t_pick(SH_LEN + SZ_2M, SZ_2M, &da);
 		if (!src || !dst) {
 			tap_skip_test("cannot map", "shared: %s", c->name);
 			goto next;
 		}
 		dst += c->dst_skew;
-		fill_pattern(src, SH_LEN, 60 + k);
-		res = fr_remap(fd, src, SH_LEN, SH_LEN, MREMAP_MAYMOVE | MREMAP_FIXED,
+		t_fill_pattern(src, SH_LEN, 60 + k);
+		res = t_remap(fd, src, SH_LEN, SH_LEN, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &out);
 		if (res == MAP_FAILED) {
 			tap_ok(0, "shared: %s: moved by the module (%s)", c->name,
-			       fr_errname(errno));
+			       t_errname(errno));
 			goto next;
 		}
 		moved = out.moved_pud + out.moved_pmd + out.moved_thp + out.moved_pte;
-		tap_ok(res == dst && verify_pattern(dst, SH_LEN, 60 + k, 0) < 0 &&
-		       range_unmapped(src, SH_LEN) &&
-		       (!fr_counted(&out) || moved > 0),
+		tap_ok(res == dst && t_verify_pattern(dst, SH_LEN, 60 + k, 0) < 0 &&
+		       t_range_unmapped(src, SH_LEN) &&
+		       (!t_counted(&out) || moved > 0),
 		       "shared: %s: moved by the module, data follows (pmd %llu pte %llu)",
 		       c->name, (unsigned long long)out.moved_pmd,
 		       (unsigned long long)out.moved_pte);
 next:
-		fr_release(&sa);
-		fr_release(&da);
+		t_release(&sa);
+		t_release(&da);
 		if (f >= 0)
 			close(f);
 	}
@@ -333,50 +302,39 @@ next:
 
 static long vmlck_kb(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return t_proc_field("/proc/self/status", "VmLck");
 }
 
 static void test_locked_vm(void)
 {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	char *src, *dst, *res;
 	long before, after;
 
-	src = map_aligned(SH_LEN, SZ_2M, PROT_READ | PROT_WRITE,
+	src = t_map_aligned(SH_LEN, SZ_2M, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-	dst = fr_pick(SH_LEN + SZ_2M, SZ_2M, &da);
+	dst = t_pick(SH_LEN + SZ_2M, SZ_2M, &da);
 	if (!src || !dst || mlock(src, SH_LEN)) {
 		tap_skip_test(strerror(errno), "VmLck after moving mlocked memory");
 		goto out;
 	}
 	dst += PG;
-	fill_pattern(src, SH_LEN, 70);
+	t_fill_pattern(src, SH_LEN, 70);
 	before = vmlck_kb();
-	res = fr_remap(fd, src, SH_LEN, SH_LEN, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
+	res = t_remap(fd, src, SH_LEN, SH_LEN, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
 	after = vmlck_kb();
 	tap_ok(res == dst && before == after && before >= (long)(SH_LEN >> 10),
 	       "VmLck after moving 4 MiB of mlocked memory: %ld kB, before %ld kB%s",
 	       after, before, res == dst ? "" : " (the move failed)");
 out:
-	fr_release(&sa);
-	fr_release(&da);
+	t_release(&sa);
+	t_release(&da);
 }
 
 int main(int argc, char **argv)
 {
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_args(&argc, argv);
+	if (fd < 0)
 		return tap_done();
 	test_errno_order();
 	test_soft_dirty();

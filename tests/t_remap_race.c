@@ -28,7 +28,7 @@
 #include <stdatomic.h>
 #include <sys/klog.h>
 #include <sys/wait.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #define LEN	(8 * SZ_1M)
 #define NPAGES	(LEN / PG)
@@ -41,23 +41,14 @@ static atomic_int go, stop_all;
 static atomic_ulong writes, faults;
 static uint64_t last[NPAGES];	/* the faulter's last unfaulted value per page */
 
-static int pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s);
-}
-
 /* Writes v at p: 0, or -1 if the write faulted. */
 static int probe_write(char *p, uint64_t v)
 {
-	if (sigsetjmp(fr_probe_env, 0))
+	if (sigsetjmp(t_probe_env, 0))
 		return -1;
-	fr_probe_armed = 1;
+	t_probe_armed = 1;
 	*(volatile uint64_t *)p = v;
-	fr_probe_armed = 0;
+	t_probe_armed = 0;
 	return 0;
 }
 
@@ -66,8 +57,8 @@ static void *faulter(void *arg)
 	uint64_t v = 1;
 
 	(void)arg;
-	pin(1);
-	fr_probe_init();
+	t_pin_cpu(1);
+	t_probe_init();
 	while (!atomic_load(&stop_all)) {
 		char *p;
 
@@ -96,7 +87,7 @@ static long check(const char *p)
 		uint64_t got = *(const volatile uint64_t *)(p + k * PG);
 
 		if (k % 2 == 0) {
-			if (check_page(p + k * PG, 81, k) >= 0)
+			if (t_check_page(p + k * PG, 81, k) >= 0)
 				return k;
 		} else if (got != last[k]) {
 			tap_diag("page %zu: read %#llx, the faulter last wrote %#llx",
@@ -109,20 +100,20 @@ static long check(const char *p)
 
 static int child(int skew)
 {
-	struct fr_area a[2];
+	struct t_area a[2];
 	pthread_t t;
 	int bad = 0, moved = 0;
 
-	pin(0);
-	areas[0] = map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
+	t_pin_cpu(0);
+	areas[0] = t_map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a[0]);
-	areas[1] = fr_pick(LEN + SZ_2M, SZ_2M, &a[1]);
+	areas[1] = t_pick(LEN + SZ_2M, SZ_2M, &a[1]);
 	if (!areas[0] || !areas[1])
 		return 2;
 	areas[1] += skew;
 	madvise(areas[0], LEN, MADV_NOHUGEPAGE);
 	for (size_t k = 0; k < NPAGES; k += 2)
-		pattern_page((uint64_t *)(areas[0] + k * PG), 81, k);
+		t_pattern_page((uint64_t *)(areas[0] + k * PG), 81, k);
 	atomic_store(&cur, areas[0]);
 	pthread_create(&t, NULL, faulter, NULL);
 	for (int i = 0; i < MOVES && !bad; i++) {
@@ -133,7 +124,7 @@ static int child(int skew)
 		/* Let the faulter get going on the source. */
 		while (atomic_load(&writes) < w0 + 16 && atomic_load(&go))
 			sched_yield();
-		if (fr_remap(fd, from, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, to,
+		if (t_remap(fd, from, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, to,
 			     NULL) != to) {
 			bad = 3;
 			break;
@@ -181,14 +172,9 @@ int main(int argc, char **argv)
 	};
 	int kbad;
 
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_smp(&argc, argv, "faults racing with moves");
+	if (fd < 0)
 		return tap_done();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		tap_skip_test("one CPU", "faults racing with moves");
-		return tap_done();
-	}
 	kbad = klog_bad();
 	for (size_t r = 0; r < ARRAY_SIZE(runs); r++) {
 		static const char *const why[] = {

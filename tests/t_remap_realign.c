@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Realignment of congruent moves that start inside a PMD (issue 12, item 3).
+ * Realignment of congruent moves that start inside a PMD.
  *
  * Since 6.7 mremap(2) moves [old, old + len) from the PMD boundary below
  * old when old and new are congruent modulo 2 MiB, each is where its VMA
@@ -21,10 +21,8 @@
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
-#include "remap_util.h"
+#include "tlib.h"
 
-#define PM_SOFT_DIRTY	(1ULL << 55)
-#define PM_PRESENT	(1ULL << 63)
 #define SPAN		(8 * SZ_1M)	/* the hole around each end */
 
 static int fd = -1;
@@ -51,34 +49,6 @@ static const struct rcase cases[] = {
 	{ "ends before the boundary", SZ_1M, SZ_1M - PG, 0, 0, 0 },
 };
 
-/* Pages of [p, p+len) that pagemap shows present and soft-dirty; -1 on error. */
-static long soft_dirty_pages(const void *p, size_t len, long *present)
-{
-	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	long n = 0;
-
-	*present = 0;
-	if (pm < 0)
-		return -1;
-	for (size_t off = 0; off < len; off += PG) {
-		uint64_t e;
-
-		if (pread(pm, &e, sizeof(e), ((uintptr_t)p + off) / PG * 8) != sizeof(e)) {
-			close(pm);
-			return -1;
-		}
-		*present += !!(e & PM_PRESENT);
-		n += (e & PM_SOFT_DIRTY) && (e & PM_PRESENT);
-	}
-	close(pm);
-	return n;
-}
-
-static int clear_soft_dirty(void)
-{
-	return fr_write_str("/proc/self/clear_refs", "4");
-}
-
 struct result {
 	long sd;		/* soft-dirty pages at the target */
 	struct fastremap_remap r;
@@ -92,19 +62,19 @@ struct result {
 static int run_case(const struct rcase *c, int use_module, struct result *out,
 		    const char **why)
 {
-	struct fr_area a;
+	struct t_area a;
 	char *base, *A, *B, *src, *dst, *res;
 	long pres;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
 	*why = "";
-	base = fr_reserve(3 * SPAN + 2 * SZ_2M, &a);
+	base = t_reserve(3 * SPAN + 2 * SZ_2M, &a);
 	if (!base) {
 		*why = "reserve";
 		return -1;
 	}
-	A = (char *)FR_ALIGN_UP((uintptr_t)base + PG, SZ_2M);
+	A = (char *)T_ALIGN_UP((uintptr_t)base + PG, SZ_2M);
 	B = A + SPAN + SZ_2M;
 	src = A + c->off;
 	dst = B + c->off;
@@ -127,42 +97,42 @@ static int run_case(const struct rcase *c, int use_module, struct result *out,
 	}
 	/* 4 KiB pages only: whole tables against single PTEs is the point. */
 	madvise(src, c->len, MADV_NOHUGEPAGE);
-	fill_pattern(src, c->len, 71);
-	if (clear_soft_dirty() || soft_dirty_pages(src, c->len, &pres) != 0 ||
+	t_fill_pattern(src, c->len, 71);
+	if (t_clear_soft_dirty() || t_soft_dirty_pages(src, c->len, &pres) != 0 ||
 	    pres != (long)(c->len / PG)) {
 		*why = "soft-dirty still set after clear_refs, or pages not present";
 		goto out;
 	}
 	if (use_module)
-		res = fr_remap(fd, src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		res = t_remap(fd, src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &out->r);
 	else
-		res = sys_mremap(src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		res = t_mremap(src, c->len, c->len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	if (res != dst) {
 		*why = strerror(errno);
 		goto out;
 	}
-	if (verify_pattern(dst, c->len, 71, 0) >= 0) {
+	if (t_verify_pattern(dst, c->len, 71, 0) >= 0) {
 		*why = "wrong data at the target";
 		goto out;
 	}
-	if (!range_unmapped(src, c->len)) {
+	if (!t_range_unmapped(src, c->len)) {
 		*why = "the source is still mapped";
 		goto out;
 	}
-	if ((c->src_neighbour && !range_mapped_as(A, PG, "r--p")) ||
-	    (c->dst_neighbour && !range_mapped_as(B, PG, "r--p"))) {
+	if ((c->src_neighbour && !t_range_mapped_as(A, PG, "r--p")) ||
+	    (c->dst_neighbour && !t_range_mapped_as(B, PG, "r--p"))) {
 		*why = "a neighbour changed";
 		goto out;
 	}
-	out->sd = soft_dirty_pages(dst, c->len, &pres);
+	out->sd = t_soft_dirty_pages(dst, c->len, &pres);
 	if (out->sd < 0 || pres != (long)(c->len / PG)) {
 		*why = "pagemap of the target";
 		goto out;
 	}
 	ret = 0;
 out:
-	fr_release(&a);
+	t_release(&a);
 	return ret;
 }
 
@@ -218,7 +188,7 @@ static void test_case(const struct rcase *c)
 	else
 		tap_diag("%s: mremap(2) on this kernel does not realign (%ld soft-dirty pages)",
 			 c->name, mr.sd);
-	if (!fr_counted(&fr.r))
+	if (!t_counted(&fr.r))
 		return;
 	tap_ok(fr.r.moved_pmd == pmd && fr.r.moved_pte == pte &&
 	       fr.r.moved_pud == 0 && fr.r.moved_thp == 0 && fr.r.tlb_flushes == 1,
@@ -234,11 +204,10 @@ int main(int argc, char **argv)
 	char *fresh;
 	long pres;
 
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_args(&argc, argv);
+	if (fd < 0)
 		return tap_done();
-	if (access("/proc/self/clear_refs", W_OK) || clear_soft_dirty()) {
+	if (access("/proc/self/clear_refs", W_OK) || t_clear_soft_dirty()) {
 		tap_skip_test("no clear_refs", "realignment");
 		return tap_done();
 	}
@@ -246,7 +215,7 @@ int main(int argc, char **argv)
 	if (fresh == MAP_FAILED)
 		return tap_done();
 	*(volatile char *)fresh = 1;
-	if (soft_dirty_pages(fresh, PG, &pres) != 1) {
+	if (t_soft_dirty_pages(fresh, PG, &pres) != 1) {
 		tap_skip_test("the kernel does not track soft-dirty", "realignment");
 		return tap_done();
 	}

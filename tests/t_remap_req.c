@@ -13,7 +13,7 @@
  * read-only descriptor gets INFO, and EBADF from REMAP.
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
+#include "tlib.h"
 
 #define LEN	(4 * SZ_1M)
 #define RQ	sizeof(struct fastremap_remap)
@@ -74,7 +74,7 @@ static const struct req_case cases[] = {
 };
 
 struct layout {
-	struct fr_area a;
+	struct t_area a;
 	char *src, *dst;	/* each with a mapped guard page on both sides */
 	size_t span;		/* source guard to target guard, inclusive */
 	char *copy;		/* a copy of the whole span before the call */
@@ -82,7 +82,7 @@ struct layout {
 
 static int layout_build(struct layout *l, uint64_t seed)
 {
-	char *p = fr_pick(4 * LEN, SZ_2M, &l->a);
+	char *p = t_pick(4 * LEN, SZ_2M, &l->a);
 
 	if (!p)
 		return -1;
@@ -96,8 +96,8 @@ static int layout_build(struct layout *l, uint64_t seed)
 	/* Separate VMAs: a hole between source and target. */
 	if (munmap(l->src + LEN + PG, l->dst - PG - (l->src + LEN + PG)))
 		return -1;
-	fill_pattern(l->src - PG, LEN + 2 * PG, seed);
-	fill_pattern(l->dst - PG, LEN + 2 * PG, seed + 1);
+	t_fill_pattern(l->src - PG, LEN + 2 * PG, seed);
+	t_fill_pattern(l->dst - PG, LEN + 2 * PG, seed + 1);
 	l->copy = NULL;
 	return 0;
 }
@@ -126,12 +126,12 @@ static void run_case(const struct req_case *c, uint64_t seed)
 
 	if (layout_build(&l, seed)) {
 		tap_skip_test("mmap failed", "%s", c->name);
-		fr_release(&l.a);
+		t_release(&l.a);
 		return;
 	}
 	base = c->base == B_SRC ? l.src : l.dst;
 	r = (struct fastremap_remap *)(base + c->off);
-	fr_req_init(r, l.src, c->old_len, c->new_len, c->flags,
+	t_req_init(r, l.src, c->old_len, c->new_len, c->flags,
 		    c->flags & MREMAP_FIXED ? l.dst : NULL);
 	snapshot(&l);
 
@@ -139,7 +139,7 @@ static void run_case(const struct req_case *c, uint64_t seed)
 	e = errno;
 	if (c->declined) {
 		tap_ok(rc == -1 && e == EOPNOTSUPP, "request %s: declined (got %s)",
-		       c->name, rc ? fr_errname(e) : "a move");
+		       c->name, rc ? t_errname(e) : "a move");
 		if (rc == 0) {
 			/* Moved: the source may be gone; do not read it. */
 			tap_ok(0, "request %s: source, target and request unchanged", c->name);
@@ -152,7 +152,7 @@ static void run_case(const struct req_case *c, uint64_t seed)
 		goto out;
 	}
 	if (!tap_ok(rc == 0, "request %s: moved (got %s)", c->name,
-		    rc ? fr_errname(e) : "success"))
+		    rc ? t_errname(e) : "success"))
 		goto out;
 	/* The result is in the request; the data is where it says. */
 	want_new = c->flags & MREMAP_FIXED ? l.dst : NULL;
@@ -164,7 +164,7 @@ static void run_case(const struct req_case *c, uint64_t seed)
 		munmap(got, c->new_len);
 out:
 	free(l.copy);
-	fr_release(&l.a);
+	t_release(&l.a);
 }
 
 /* Moves need the device open for writing; INFO does not. */
@@ -177,22 +177,22 @@ static void test_read_only(uint64_t seed)
 
 	if (!tap_ok(ro >= 0, "open %s read-only", FASTREMAP_DEVICE))
 		return;
-	tap_ok(fr_info(ro, &info) == 0, "read-only descriptor: INFO works");
+	tap_ok(t_info(ro, &info) == 0, "read-only descriptor: INFO works");
 	if (layout_build(&l, seed)) {
 		tap_skip_test("mmap failed", "read-only descriptor: REMAP refused");
-		fr_release(&l.a);
+		t_release(&l.a);
 		close(ro);
 		return;
 	}
 	snapshot(&l);
-	p = fr_remap(ro, l.src, SZ_2M, SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, l.dst, NULL);
+	p = t_remap(ro, l.src, SZ_2M, SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, l.dst, NULL);
 	tap_ok(p == MAP_FAILED && errno == EBADF, "read-only descriptor: REMAP gives EBADF (got %s)",
-	       p == MAP_FAILED ? fr_errname(errno) : "a move");
+	       p == MAP_FAILED ? t_errname(errno) : "a move");
 	tap_ok(same_as_copy(&l, l.src - PG, LEN + 2 * PG) &&
 	       same_as_copy(&l, l.dst - PG, LEN + 2 * PG),
 	       "read-only descriptor: memory unchanged");
 	free(l.copy);
-	fr_release(&l.a);
+	t_release(&l.a);
 	close(ro);
 }
 

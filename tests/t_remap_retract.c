@@ -17,13 +17,8 @@
  * module must report that it prepared again (prepare_retries).
  */
 #define _GNU_SOURCE
-#include <sys/utsname.h>
 #include <sys/wait.h>
-#include "remap_util.h"
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
+#include "tlib.h"
 
 #define PARAMS "/sys/module/fastremap/parameters/"
 #define HOLD PARAMS "hold_after_prepare"
@@ -33,7 +28,7 @@ static long read_param(const char *path)
 {
 	char buf[32];
 
-	if (fr_read_str(path, buf, sizeof(buf)))
+	if (t_read_str(path, buf, sizeof(buf)))
 		return -1;
 	return strtol(buf, NULL, 0);
 }
@@ -41,22 +36,17 @@ static long read_param(const char *path)
 /* Kernels from 6.6 on retract page tables without mmap_lock. */
 static int retract_without_mmap_lock(void)
 {
-	struct utsname u;
-	int maj, min;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
-		return 0;
-	return maj > 6 || (maj == 6 && min >= 6);
+	return t_kernel_since(6, 6, 0);
 }
 
 /* The child: wait for the hold, collapse its mapping of the file, release. */
 static int collapser(int memfd)
 {
-	struct fr_area a;
-	char *p = fr_pick(SZ_2M, SZ_2M, &a);
+	struct t_area a;
+	char *p = t_pick(SZ_2M, SZ_2M, &a);
 	int rc = 0;
 
-	/* fr_pick() gives 2 MiB alignment but not 4 MiB: fine here. */
+	/* t_pick() gives 2 MiB alignment but not 4 MiB: fine here. */
 	if (!p || mmap(p, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		       memfd, 0) == MAP_FAILED)
 		rc = 2;
@@ -69,13 +59,13 @@ static int collapser(int memfd)
 		tap_diag("collapser: MADV_COLLAPSE: %s", strerror(errno));
 		rc = 4;
 	}
-	fr_write_str(HOLD, "0");
+	t_write_str(HOLD, "0");
 	return rc;
 }
 
 int main(void)
 {
-	struct fr_area sa, da;
+	struct t_area sa, da;
 	struct fastremap_remap r;
 	char *src, *dst, *p;
 	long before, after;
@@ -83,7 +73,7 @@ int main(void)
 	pid_t pid;
 	uint64_t seed = 0x5eed;
 
-	fd = fr_open();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open %s", FASTREMAP_DEVICE))
 		return tap_done();
 	before = read_param(RETRIES);
@@ -100,25 +90,25 @@ int main(void)
 	 * the move is PTE-level; the destination maps it 2 MiB-aligned, so
 	 * retract_page_tables() sees the destination table as one to free.
 	 */
-	src = fr_pick(SZ_2M + PG, SZ_2M, &sa);
-	dst = fr_pick(SZ_2M, SZ_2M, &da);
+	src = t_pick(SZ_2M + PG, SZ_2M, &sa);
+	dst = t_pick(SZ_2M, SZ_2M, &da);
 	if (!src || !dst)
 		return tap_done();
 	src += PG;
 	p = mmap(src, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd, 0);
 	if (!tap_ok(p == src, "map the file at a misaligned source"))
 		return tap_done();
-	fill_pattern(src, SZ_2M, seed);
+	t_fill_pattern(src, SZ_2M, seed);
 
 	pid = fork();
 	if (pid == 0)
 		_exit(collapser(memfd));
-	if (!tap_ok(fr_write_str(HOLD, "1") == 0, "arm hold_after_prepare"))
+	if (!tap_ok(t_write_str(HOLD, "1") == 0, "arm hold_after_prepare"))
 		return tap_done();
 
-	fr_req_init(&r, src, SZ_2M, SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	t_req_init(&r, src, SZ_2M, SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	e = ioctl(fd, FASTREMAP_IOC_REMAP, &r) ? errno : 0;
-	fr_write_str(HOLD, "0");	/* in case the move never reached it */
+	t_write_str(HOLD, "0");	/* in case the move never reached it */
 	waitpid(pid, &status, 0);
 	after = read_param(RETRIES);
 
@@ -129,11 +119,11 @@ int main(void)
 		tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		       "another process collapsed the file's first 2 MiB during the hold (status %#x)",
 		       status);
-	if (!tap_ok(!e, "the move succeeded (got %s)", e ? fr_errname(e) : "success"))
+	if (!tap_ok(!e, "the move succeeded (got %s)", e ? t_errname(e) : "success"))
 		return tap_done();
-	tap_ok((char *)(uintptr_t)r.new_addr == dst && verify_pattern(dst, SZ_2M, seed, 0) < 0,
+	tap_ok((char *)(uintptr_t)r.new_addr == dst && t_verify_pattern(dst, SZ_2M, seed, 0) < 0,
 	       "the data is at the destination");
-	tap_ok(range_unmapped(src, SZ_2M), "the source is unmapped");
+	tap_ok(t_range_unmapped(src, SZ_2M), "the source is unmapped");
 	tap_diag("prepare_retries %ld -> %ld; moved pte %llu pmd %llu; flushes %llu",
 		 before, after, (unsigned long long)r.moved_pte,
 		 (unsigned long long)r.moved_pmd, (unsigned long long)r.tlb_flushes);

@@ -26,7 +26,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/mount.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #define LEN		(2 * SZ_2M + 16 * PG)
 #define ROUNDS		32
@@ -50,19 +50,10 @@ static struct {
 	atomic_int wrong_cpu;
 } st;
 
-static int pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s);
-}
-
 static void *prober(void *arg)
 {
 	(void)arg;
-	if (pin(1) || sched_getcpu() != 1)
+	if (t_pin_cpu(1) || sched_getcpu() != 1)
 		atomic_store(&st.wrong_cpu, 1);
 	for (;;) {
 		int ph = atomic_load(&st.phase);
@@ -104,11 +95,11 @@ static int is_probe_page(size_t off)
  * missing flush also lets stale entries of earlier rounds write into
  * pages that reuse their addresses).
  */
-static struct fr_area areas[ROUNDS][2];
+static struct t_area areas[ROUNDS][2];
 
 static int round_once(int fd, int r, unsigned int *stale_mask, int *bad)
 {
-	struct fr_area *sa = &areas[r][0], *da = &areas[r][1];
+	struct t_area *sa = &areas[r][0], *da = &areas[r][1];
 	struct fastremap_remap out;
 	char *src, *dst;
 	unsigned long warm0;
@@ -116,23 +107,23 @@ static int round_once(int fd, int r, unsigned int *stale_mask, int *bad)
 	void *res;
 
 	/* Odd rounds move PTE by PTE (misaligned target), even ones whole tables. */
-	src = map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
+	src = t_map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, sa);
-	dst = fr_pick(LEN + SZ_2M, SZ_2M, da);
+	dst = t_pick(LEN + SZ_2M, SZ_2M, da);
 	if (!src || !dst) {
 		tap_diag("round %d: cannot map source and target", r);
 		return -1;
 	}
 	if (r & 1)
 		dst += PG;
-	fill_pattern(src, LEN, 1000 + r);
+	t_fill_pattern(src, LEN, 1000 + r);
 	st.src = src;
 	atomic_store(&st.round, r);
 	warm0 = atomic_load(&st.warm_writes);
 	atomic_store(&st.phase, WARMING);
 	while (atomic_load(&st.warm_writes) < warm0 + 200)
 		sched_yield();
-	res = fr_remap(fd, src, LEN, LEN,
+	res = t_remap(fd, src, LEN, LEN,
 		       MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst, &out);
 	atomic_store(&st.phase, MOVED);
 	while (atomic_load(&st.phase) != DONE)
@@ -154,7 +145,7 @@ static int round_once(int fd, int r, unsigned int *stale_mask, int *bad)
 		}
 	}
 	for (size_t off = 0; off < LEN; off += PG)
-		if (!is_probe_page(off) && check_page(dst + off, 1000 + r, off / PG) >= 0)
+		if (!is_probe_page(off) && t_check_page(dst + off, 1000 + r, off / PG) >= 0)
 			(*bad)++;
 	/*
 	 * Both ranges stay mapped until the end: were their addresses reused
@@ -171,27 +162,22 @@ int main(int argc, char **argv)
 	char old_ceiling[32] = "";
 	pthread_t t;
 
-	fr_parse_args(&argc, argv);
-	fd = fr_open();
-	if (!tap_ok(fd >= 0, "open the device"))
+	fd = t_open_smp(&argc, argv, "stale-TLB detector");
+	if (fd < 0)
 		return tap_done();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		tap_skip_test("one CPU", "stale-TLB detector");
-		return tap_done();
-	}
 #ifdef __aarch64__
 	/*
 	 * arm64 flushes a range by page, or whole past 512 pages, unless the
 	 * CPU has range TLBI (FEAT_TLBIRANGE, which -cpu max emulates): then
 	 * the range itself, exactly, up to 8 GiB. No knob: the CPU must have it.
 	 */
-	tap_ok(fr_kernel_log_has("TLB range maintenance instructions"),
+	tap_ok(t_kernel_log_has("TLB range maintenance instructions"),
 	       "the kernel flushes exactly the range asked (arm64: range TLBI detected at boot)");
 #else
 	if (access(CEILING, W_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (fr_read_str(CEILING, old_ceiling, sizeof(old_ceiling)) == 0 &&
-	    fr_write_str(CEILING, "1000000") == 0)
+	if (t_read_str(CEILING, old_ceiling, sizeof(old_ceiling)) == 0 &&
+	    t_write_str(CEILING, "1000000") == 0)
 		tap_diag("tlb_single_page_flush_ceiling %s -> 1000000 while this runs",
 			 old_ceiling);
 	else
@@ -200,7 +186,7 @@ int main(int argc, char **argv)
 	       "the kernel flushes exactly the range asked (flush ceiling raised)");
 #endif
 
-	if (!tap_ok(pin(0) == 0 && pthread_create(&t, NULL, prober, NULL) == 0,
+	if (!tap_ok(t_pin_cpu(0) == 0 && pthread_create(&t, NULL, prober, NULL) == 0,
 		    "pin this thread to CPU 0, the prober to CPU 1"))
 		return tap_done();
 	for (int r = 0; r < ROUNDS; r++) {
@@ -215,11 +201,11 @@ int main(int argc, char **argv)
 	atomic_store(&st.phase, QUIT);
 	pthread_join(t, NULL);
 	for (int r = 0; r < ROUNDS; r++) {
-		fr_release(&areas[r][0]);
-		fr_release(&areas[r][1]);
+		t_release(&areas[r][0]);
+		t_release(&areas[r][1]);
 	}
 	if (old_ceiling[0])
-		fr_write_str(CEILING, old_ceiling);
+		t_write_str(CEILING, old_ceiling);
 
 	tap_ok(!atomic_load(&st.wrong_cpu) && atomic_load(&st.post_writes) > 0,
 	       "the prober ran on CPU 1 and wrote through the old addresses after each call returned (%lu writes)",

@@ -10,7 +10,7 @@
  * Usage: t_remap_thp [--selftest-mremap] [SEED]
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
+#include "tlib.h"
 
 #define RW	(PROT_READ | PROT_WRITE)
 #define ANON	(MAP_PRIVATE | MAP_ANONYMOUS)
@@ -22,9 +22,9 @@ static int fd = -1;
 
 static long anon_huge_kb(const void *p, size_t len)
 {
-	struct fr_smaps sm;
+	struct t_smaps sm;
 
-	if (smaps_range((uintptr_t)p, (uintptr_t)p + len, &sm))
+	if (t_smaps_range((uintptr_t)p, (uintptr_t)p + len, &sm))
 		return -1;
 	return sm.anon_huge_kb;
 }
@@ -51,23 +51,23 @@ static int thp_usable(const char **why)
 }
 
 /* A 2 MiB-aligned MADV_HUGEPAGE region of len bytes, filled. */
-static char *map_thp(size_t len, uint64_t s, struct fr_area *a)
+static char *map_thp(size_t len, uint64_t s, struct t_area *a)
 {
-	char *p = map_aligned(len, SZ_2M, RW, ANON, -1, 0, a);
+	char *p = t_map_aligned(len, SZ_2M, RW, ANON, -1, 0, a);
 
 	if (!p)
 		return NULL;
 	if (madvise(p, len, MADV_HUGEPAGE)) {
-		fr_release(a);
+		t_release(a);
 		return NULL;
 	}
-	fill_pattern(p, len, s);
+	t_fill_pattern(p, len, s);
 	return p;
 }
 
 static void diag_counts(const char *name, const struct fastremap_remap *r)
 {
-	if (fr_counted(r))
+	if (t_counted(r))
 		tap_diag("%s: pud/pmd/thp/pte %llu/%llu/%llu/%llu, %llu TLB flush(es)",
 			 name, (unsigned long long)r->moved_pud,
 			 (unsigned long long)r->moved_pmd,
@@ -76,23 +76,46 @@ static void diag_counts(const char *name, const struct fastremap_remap *r)
 			 (unsigned long long)r->tlb_flushes);
 }
 
+/*
+ * Moves the LEN bytes at from to a place aligned to align (t_pick()), and
+ * checks that they landed with their data and left from unmapped: the
+ * destination, or NULL (skipped or failed, said).
+ */
+static char *move_to(const char *name, char *from, size_t align, struct t_area *a,
+		     uint64_t seed, struct fastremap_remap *r)
+{
+	char *d = t_pick(LEN, align, a), *p;
+
+	if (!d) {
+		tap_skip_test("cannot reserve", "%s", name);
+		return NULL;
+	}
+	p = t_remap(fd, from, LEN, LEN, MM | FX, d, r);
+	if (!tap_ok(p == d, "%s: lands at the requested address (%s)", name,
+		    p == MAP_FAILED ? t_errname(errno) : "ok"))
+		return NULL;
+	tap_ok(t_verify_pattern(d, LEN, seed, 0) < 0, "%s: data intact", name);
+	tap_ok(t_range_unmapped(from, LEN), "%s: old range unmapped", name);
+	return d;
+}
+
 int main(int argc, char **argv)
 {
-	struct fr_area as, a1, a2 = { 0 }, a3 = { 0 }, a4 = { 0 };
+	struct t_area as, a1, a2 = { 0 }, a3 = { 0 }, a4 = { 0 };
 	struct fastremap_remap r;
 	const char *why, *name;
 	char *src, *d1, *d2, *d3, *p;
 	long ahp, nthp, ahp2;
 	uint64_t seed;
 
-	fr_parse_args(&argc, argv);
+	t_parse_args(&argc, argv);
 	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	tap_diag("pattern seed %" PRIu64, seed);
 	if (!thp_usable(&why)) {
 		tap_skip_test(why, "THP moves");
 		return tap_done();
 	}
-	fd = fr_open();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
 
@@ -104,29 +127,21 @@ int main(int argc, char **argv)
 	tap_diag("AnonHugePages after touching: %ld kB (%ld THPs of 4)", ahp, nthp);
 	if (ahp <= 0) {
 		tap_skip_test("AnonHugePages stays 0 after touching", "THP moves");
-		fr_release(&as);
+		t_release(&as);
 		close(fd);
 		return tap_done();
 	}
 
 	/* 1. PMD-aligned: every THP moves whole. */
 	name = "THP move to a 2M-aligned address";
-	d1 = fr_pick(LEN, SZ_2M, &a1);
-	if (!d1) {
-		tap_skip_test("cannot reserve", "%s", name);
+	d1 = move_to(name, src, SZ_2M, &a1, seed, &r);
+	if (!d1)
 		goto out;
-	}
-	p = fr_remap(fd, src, LEN, LEN, MM | FX, d1, &r);
-	if (!tap_ok(p == d1, "%s: lands at the requested address (%s)", name,
-		    p == MAP_FAILED ? fr_errname(errno) : "ok"))
-		goto out;
-	tap_ok(verify_pattern(d1, LEN, seed, 0) < 0, "%s: data intact", name);
-	tap_ok(range_unmapped(src, LEN), "%s: old range unmapped", name);
 	ahp2 = anon_huge_kb(d1, LEN);
 	tap_ok(ahp2 == ahp, "%s: AnonHugePages %ld kB at the destination, was %ld kB",
 	       name, ahp2, ahp);
 	diag_counts(name, &r);
-	if (fr_counted(&r)) {
+	if (t_counted(&r)) {
 		tap_ok(r.moved_thp == (uint64_t)nthp && r.moved_thp > 0,
 		       "%s: moved_thp %llu == THPs %ld", name,
 		       (unsigned long long)r.moved_thp, nthp);
@@ -139,22 +154,14 @@ int main(int argc, char **argv)
 
 	/* 2. Misaligned by 4 KiB: THPs are split, their PTEs move. */
 	name = "THP move to a 4K-misaligned address";
-	d2 = fr_pick(LEN, SZ_4K, &a2);	/* 4K- but not 8K-aligned */
-	if (!d2) {
-		tap_skip_test("cannot reserve", "%s", name);
+	d2 = move_to(name, d1, SZ_4K, &a2, seed, &r);	/* 4K- but not 8K-aligned */
+	if (!d2)
 		goto out2;
-	}
-	p = fr_remap(fd, d1, LEN, LEN, MM | FX, d2, &r);
-	if (!tap_ok(p == d2, "%s: lands at the requested address (%s)", name,
-		    p == MAP_FAILED ? fr_errname(errno) : "ok"))
-		goto out2;
-	tap_ok(verify_pattern(d2, LEN, seed, 0) < 0, "%s: data intact", name);
-	tap_ok(range_unmapped(d1, LEN), "%s: old range unmapped", name);
 	ahp2 = anon_huge_kb(d2, LEN);
 	tap_ok(ahp2 == 0, "%s: no PMD-mapped THP at the destination (AnonHugePages %ld kB)",
 	       name, ahp2);
 	diag_counts(name, &r);
-	if (fr_counted(&r)) {
+	if (t_counted(&r)) {
 		tap_ok(r.moved_thp == 0 && r.moved_pmd == 0 && r.moved_pud == 0 &&
 		       r.moved_pte == LEN / PG,
 		       "%s: all %lu pages moved as PTEs (pte %llu)", name, LEN / PG,
@@ -170,28 +177,28 @@ int main(int argc, char **argv)
 		tap_skip_test("not all four THPs allocated", "%s", name);
 		goto out2;
 	}
-	d3 = fr_pick(3 * SZ_1M, SZ_2M, &a4);
+	d3 = t_pick(3 * SZ_1M, SZ_2M, &a4);
 	if (!d3) {
 		tap_skip_test("cannot reserve", "%s", name);
 		goto out2;
 	}
 	src = p;
-	p = fr_remap(fd, src, 3 * SZ_1M, 3 * SZ_1M, MM | FX, d3, &r);
+	p = t_remap(fd, src, 3 * SZ_1M, 3 * SZ_1M, MM | FX, d3, &r);
 	if (!tap_ok(p == d3, "%s: lands at the requested address (%s)", name,
-		    p == MAP_FAILED ? fr_errname(errno) : "ok"))
+		    p == MAP_FAILED ? t_errname(errno) : "ok"))
 		goto out2;
-	tap_ok(verify_pattern(d3, 3 * SZ_1M, seed + 1, 0) < 0, "%s: moved data intact", name);
-	tap_ok(verify_pattern_off(src + 3 * SZ_1M, LEN - 3 * SZ_1M, seed + 1,
+	tap_ok(t_verify_pattern(d3, 3 * SZ_1M, seed + 1, 0) < 0, "%s: moved data intact", name);
+	tap_ok(t_verify_pattern_off(src + 3 * SZ_1M, LEN - 3 * SZ_1M, seed + 1,
 				  3 * SZ_1M / PG, 0) < 0,
 	       "%s: the data left behind is intact", name);
-	tap_ok(range_unmapped(src, 3 * SZ_1M) &&
-	       range_mapped_as(src + 3 * SZ_1M, LEN - 3 * SZ_1M, "rw-p"),
+	tap_ok(t_range_unmapped(src, 3 * SZ_1M) &&
+	       t_range_mapped_as(src + 3 * SZ_1M, LEN - 3 * SZ_1M, "rw-p"),
 	       "%s: only the moved range is gone", name);
 	ahp2 = anon_huge_kb(d3, 3 * SZ_1M);
 	tap_ok(ahp2 == 2048, "%s: the whole THP is still PMD-mapped (AnonHugePages %ld kB)",
 	       name, ahp2);
 	diag_counts(name, &r);
-	if (fr_counted(&r)) {
+	if (t_counted(&r)) {
 		tap_ok(r.moved_thp == 1 && r.moved_pte == SZ_1M / PG && r.moved_pmd == 0,
 		       "%s: thp 1, pte 256 (got thp %llu, pte %llu, pmd %llu)", name,
 		       (unsigned long long)r.moved_thp, (unsigned long long)r.moved_pte,
@@ -200,12 +207,12 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.tlb_flushes);
 	}
 out2:
-	fr_release(&a2);
-	fr_release(&a3);
-	fr_release(&a4);
+	t_release(&a2);
+	t_release(&a3);
+	t_release(&a4);
 out:
-	fr_release(&a1);
-	fr_release(&as);
+	t_release(&a1);
+	t_release(&as);
 	close(fd);
 	return tap_done();
 }

@@ -25,7 +25,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdatomic.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #define REGION		(64 * SZ_1M)
 #define NPAGES		(REGION / PG)
@@ -59,7 +59,7 @@ static long check_pattern_page(const char *p, size_t k)
 	uint64_t buf[PAGE_WORDS];
 	const volatile uint64_t *w = (const void *)(p + k * PG);
 
-	pattern_page(buf, seed, k);
+	t_pattern_page(buf, seed, k);
 	for (size_t i = OWN_WORDS; i < PAGE_WORDS; i++)
 		if (w[i] != buf[i])
 			return k * PG + i * 8;
@@ -99,7 +99,7 @@ static void *locked_worker(void *arg)
 {
 	struct wstat *st = arg;
 	int w = st->w;
-	uint64_t rng = fr_mix64(seed + w) | 1;
+	uint64_t rng = t_mix64(seed + w) | 1;
 
 	/* One worker on the other CPU, the other anywhere. */
 	if (w == 0)
@@ -113,7 +113,7 @@ static void *locked_worker(void *arg)
 		pthread_rwlock_rdlock(&lock);
 		p = atomic_load(&cur);
 		for (int i = 0; i < 64; i++) {
-			size_t k = fr_xorshift64(&rng) % NPAGES;
+			size_t k = t_xorshift64(&rng) % NPAGES;
 			volatile uint64_t *word = (uint64_t *)(p + k * PG) + w;
 			uint64_t v = *word;
 
@@ -162,7 +162,7 @@ static void *remote_writer(void *arg)
 static void *remote_prober(void *arg)
 {
 	struct rstat *st = arg;
-	uint64_t rng = fr_mix64(seed ^ 0x5157) | 1;
+	uint64_t rng = t_mix64(seed ^ 0x5157) | 1;
 
 	pin(cpu_b);
 	while (!atomic_load(&stop)) {
@@ -174,9 +174,9 @@ static void *remote_prober(void *arg)
 			sched_yield();
 			continue;
 		}
-		p = atomic_load(&cur) + (fr_xorshift64(&rng) % NPAGES) * PG + 16;
+		p = atomic_load(&cur) + (t_xorshift64(&rng) % NPAGES) * PG + 16;
 		/* Load a TLB entry for the current address... */
-		if (fr_probe_read(p, &v) || atomic_load(&seq) != s1)
+		if (t_probe_read(p, &v) || atomic_load(&seq) != s1)
 			continue;
 		atomic_store(&armed, s1);	/* (the mover waits for this) */
 		/* ... wait for exactly one move to complete... */
@@ -191,7 +191,7 @@ static void *remote_prober(void *arg)
 		}
 		/* ... and read the old address: it must fault. */
 		st->probes++;
-		if (fr_probe_read(p, &v)) {
+		if (t_probe_read(p, &v)) {
 			st->faults++;
 		} else if (atomic_load(&seq) == s2) {
 			if (st->stale++ == 0) {
@@ -226,7 +226,7 @@ static void do_run(const struct run *rn)
 	char *dst[2] = { areas[0], areas[1] + (rn->misaligned ? PG : 0) };
 	long bad_data = -1, bad_flush = 0, move_fail = 0;
 	int nthreads = 0, at;
-	double t0 = fr_now();
+	double t0 = t_now();
 
 	memset(ws, 0, sizeof(ws));
 	memset(&rs, 0, sizeof(rs));
@@ -255,7 +255,7 @@ static void do_run(const struct run *rn)
 		if (!rn->remote)
 			pthread_rwlock_wrlock(&lock);
 		atomic_fetch_add(&seq, 1);
-		p = fr_remap(fd, atomic_load(&cur), REGION, REGION,
+		p = t_remap(fd, atomic_load(&cur), REGION, REGION,
 			     MREMAP_MAYMOVE | MREMAP_FIXED, to, &r);
 		if (p == to) {
 			atomic_store(&cur, p);
@@ -269,7 +269,7 @@ static void do_run(const struct run *rn)
 			move_fail++;
 			break;
 		}
-		if (fr_counted(&r) && r.tlb_flushes != 1)
+		if (t_counted(&r) && r.tlb_flushes != 1)
 			bad_flush++;
 		/* The pattern words are the mover's, whatever the workers do. */
 		if (bad_data < 0) {
@@ -289,7 +289,7 @@ static void do_run(const struct run *rn)
 
 	tap_ok(!move_fail, "%s: %d moves of 64M done", rn->name, MOVES);
 	tap_ok(bad_data < 0, "%s: pattern intact after every move (sampled)", rn->name);
-	if (!fr_nodev())
+	if (!t_nodev())
 		tap_ok(bad_flush == 0, "%s: every move reports one TLB flush (%ld did not)",
 		       rn->name, bad_flush);
 	if (!rn->remote) {
@@ -324,19 +324,19 @@ static void do_run(const struct run *rn)
 	}
 	tap_ok(check_region(atomic_load(&cur), 1, 1) < 0,
 	       "%s: whole region intact at the end (pattern and workers' words)", rn->name);
-	tap_diag("%s: %.2f s", rn->name, fr_now() - t0);
+	tap_diag("%s: %.2f s", rn->name, t_now() - t0);
 }
 
 int main(int argc, char **argv)
 {
-	struct fr_area a[2];
+	struct t_area a[2];
 	pthread_rwlockattr_t ra;
 	char *p;
 
-	fr_parse_args(&argc, argv);
+	t_parse_args(&argc, argv);
 	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	tap_diag("pattern seed %" PRIu64, seed);
-	fr_probe_init();
+	t_probe_init();
 	if (!sched_getaffinity(0, sizeof(all_cpus), &all_cpus)) {
 		for (int c = 0; c < CPU_SETSIZE; c++) {
 			if (!CPU_ISSET(c, &all_cpus))
@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 		tap_diag("mover on CPU %d, remote threads on CPU %d", cpu_a, cpu_b);
 	}
 
-	fd = fr_open();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
 	pthread_rwlockattr_init(&ra);
@@ -363,15 +363,15 @@ int main(int argc, char **argv)
 	for (int w = 0; w < NWORKERS; w++)
 		expect[w] = calloc(NPAGES, sizeof(uint64_t));
 
-	areas[0] = fr_pick(REGION, SZ_2M, &a[0]);
-	areas[1] = fr_pick(REGION + PG, SZ_2M, &a[1]);
+	areas[0] = t_pick(REGION, SZ_2M, &a[0]);
+	areas[1] = t_pick(REGION + PG, SZ_2M, &a[1]);
 	p = areas[0] && areas[1] ?
 	    mmap(areas[0], REGION, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) : MAP_FAILED;
 	if (!tap_ok(p != MAP_FAILED && expect[0] && expect[1], "map the 64M region"))
 		return tap_done();
 	madvise(p, REGION, MADV_NOHUGEPAGE);
-	fill_pattern(p, REGION, seed);
+	t_fill_pattern(p, REGION, seed);
 	for (size_t k = 0; k < NPAGES; k++)
 		for (int w = 0; w < NWORKERS; w++)
 			((uint64_t *)(p + k * PG))[w] = 0;
@@ -381,8 +381,8 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < ARRAY_SIZE(runs); k++)
 		do_run(&runs[k]);
 
-	fr_release(&a[0]);
-	fr_release(&a[1]);
+	t_release(&a[0]);
+	t_release(&a[1]);
 	close(fd);
 	return tap_done();
 }

@@ -16,15 +16,14 @@
  * registers on this process (count_flushes): the ioctl's at most 3,
  * mremap(2)'s at least one per 2 MiB extent; on arm64, which has no flush
  * tracepoint, it is how mremap(2)'s flushes are counted (see
- * remap_util.h for the kprobe events). Skips without tracefs. Runs as
+ * tests/lib/tlb.c for the kprobe events). Skips without tracefs. Runs as
  * root inside the test VM with the module loaded.
  *
  * Usage: t_remap_tlb [--selftest-mremap] [SEED]
  */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <sys/utsname.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #define MAX_IOCTL_FLUSHES	3
 #define TASK_SWITCH		"flush on task switch"
@@ -72,7 +71,7 @@ static long notified_flushes(void)
 {
 	char b[32];
 
-	if (!notifier_on || fr_read_str(COUNT_FLUSHES, b, sizeof(b)))
+	if (!notifier_on || t_read_str(COUNT_FLUSHES, b, sizeof(b)))
 		return -1;
 	return strtol(b, NULL, 10);
 }
@@ -81,12 +80,7 @@ static long notified_flushes(void)
 /* 6.6+: every user TLB flush calls the mmu notifiers' secondary-TLB hook. */
 static int flush_tells_notifiers(void)
 {
-	struct utsname u;
-	int maj, min;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
-		return 1;
-	return maj > 6 || (maj == 6 && min >= 6);
+	return t_kernel_since(6, 6, 1);
 }
 #endif
 
@@ -96,10 +90,10 @@ static void do_call(void *arg)
 	long before = notified_flushes();
 
 	if (c->ioctl_it)
-		c->p = fr_remap(fd, c->src, c->len, c->len,
+		c->p = t_remap(fd, c->src, c->len, c->len,
 				MREMAP_MAYMOVE | MREMAP_FIXED, c->dst, &c->r);
 	else
-		c->p = sys_mremap(c->src, c->len, c->len,
+		c->p = t_mremap(c->src, c->len, c->len,
 				  MREMAP_MAYMOVE | MREMAP_FIXED, c->dst);
 	c->err = errno;
 	c->notified = before < 0 ? -1 : notified_flushes() - before;
@@ -111,14 +105,14 @@ static size_t touch(char *p, size_t len, size_t step, uint64_t s)
 	size_t n = 0;
 
 	for (size_t o = 0; o < len; o += step, n++)
-		fill_pattern_off(p + o, PG, s, o / PG);
+		t_fill_pattern_off(p + o, PG, s, o / PG);
 	return n;
 }
 
 static long verify(const char *p, size_t len, size_t step, uint64_t s)
 {
 	for (size_t o = 0; o < len; o += step * 16) {
-		long bad = verify_pattern_off(p + o, PG, s, o / PG, 0);
+		long bad = t_verify_pattern_off(p + o, PG, s, o / PG, 0);
 
 		if (bad >= 0)
 			return o + bad;
@@ -127,12 +121,12 @@ static long verify(const char *p, size_t len, size_t step, uint64_t s)
 }
 
 /* The flush requests of the call itself (see the top comment). */
-static int own(const struct fr_tlb_counts *c)
+static int own(const struct t_tlb_counts *c)
 {
-	return c->total - fr_tlb_reason(c, TASK_SWITCH) - fr_tlb_reason(c, IPI_SEND);
+	return c->total - t_tlb_reason(c, TASK_SWITCH) - t_tlb_reason(c, IPI_SEND);
 }
 
-static void reasons(char *b, size_t n, const struct fr_tlb_counts *c)
+static void reasons(char *b, size_t n, const struct t_tlb_counts *c)
 {
 	size_t at = 0;
 
@@ -149,10 +143,10 @@ int main(int argc, char **argv)
 	cpu_set_t cs;
 	int cpu;
 
-	fr_parse_args(&argc, argv);
+	t_parse_args(&argc, argv);
 	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	tap_diag("pattern seed %" PRIu64, seed);
-	if (!fr_tracefs()) {
+	if (!t_tracefs()) {
 		tap_skip_test("no tracefs with events/tlb/tlb_flush (or not root)",
 			      "TLB flush tracepoint counts");
 		return tap_done();
@@ -162,11 +156,11 @@ int main(int argc, char **argv)
 	CPU_SET(cpu < 0 ? 0 : cpu, &cs);
 	tap_ok(sched_setaffinity(0, sizeof(cs), &cs) == 0, "pinned to CPU %d", cpu);
 
-	fd = fr_open();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
-	if (!tap_ok(tlb_trace_begin() == 0, "enable the flush events (%s)",
-		    tlb_trace_source())) {
+	if (!tap_ok(t_tlb_trace_begin() == 0, "enable the flush events (%s)",
+		    t_tlb_trace_source())) {
 		close(fd);
 		return tap_done();
 	}
@@ -174,7 +168,7 @@ int main(int argc, char **argv)
 	 * Required on arm64 where the kernel has the notifier hook: there it
 	 * is the only count of mremap(2)'s flushes.
 	 */
-	notifier_on = fr_write_str(COUNT_FLUSHES, "1") == 0;
+	notifier_on = t_write_str(COUNT_FLUSHES, "1") == 0;
 #ifdef __aarch64__
 	if (flush_tells_notifiers())
 		tap_ok(notifier_on, "arm64: count_flushes registered an mmu notifier (%s)",
@@ -186,18 +180,18 @@ int main(int argc, char **argv)
 
 	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
 		const struct tcase *tc = &cases[k];
-		struct fr_area sa[2], da[2];
+		struct t_area sa[2], da[2];
 		struct call c[2];
-		struct fr_tlb_counts tc_ioctl, tc_mremap;
+		struct t_tlb_counts tc_ioctl, tc_mremap;
 		char ri[256], rm[256];
 		uint64_t s = seed + k;
 		int ret[2];
 
 		memset(c, 0, sizeof(c));
 		for (int x = 0; x < 2; x++) {
-			c[x].src = map_aligned(tc->len, tc->src_align, PROT_READ | PROT_WRITE,
+			c[x].src = t_map_aligned(tc->len, tc->src_align, PROT_READ | PROT_WRITE,
 					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa[x]);
-			c[x].dst = c[x].src ? fr_pick(tc->len, tc->dst_align, &da[x]) : NULL;
+			c[x].dst = c[x].src ? t_pick(tc->len, tc->dst_align, &da[x]) : NULL;
 			c[x].len = tc->len;
 			c[x].ioctl_it = x;
 			if (c[x].src) {
@@ -209,22 +203,22 @@ int main(int argc, char **argv)
 			tap_skip_test("mmap failed", "%s", tc->name);
 			for (int x = 0; x < 2; x++) {
 				if (c[x].src)
-					fr_release(&sa[x]);
+					t_release(&sa[x]);
 				if (c[x].dst)
-					fr_release(&da[x]);
+					t_release(&da[x]);
 			}
 			continue;
 		}
 		/* mremap(2) first, so that both calls find warm caches alike. */
-		ret[0] = tlb_trace_count(do_call, &c[0], &tc_mremap);
-		ret[1] = tlb_trace_count(do_call, &c[1], &tc_ioctl);
+		ret[0] = t_tlb_trace_count(do_call, &c[0], &tc_mremap);
+		ret[1] = t_tlb_trace_count(do_call, &c[1], &tc_ioctl);
 		if (!tap_ok(!ret[0] && !ret[1], "%s: tracing works (%s)", tc->name,
 			    strerror(-(ret[0] ? ret[0] : ret[1]))))
 			goto next;
 		if (!tap_ok(c[0].p == c[0].dst && c[1].p == c[1].dst,
 			    "%s: both calls move (mremap %s, ioctl %s)", tc->name,
-			    c[0].p == c[0].dst ? "ok" : fr_errname(c[0].err),
-			    c[1].p == c[1].dst ? "ok" : fr_errname(c[1].err)))
+			    c[0].p == c[0].dst ? "ok" : t_errname(c[0].err),
+			    c[1].p == c[1].dst ? "ok" : t_errname(c[1].err)))
 			goto next;
 		tap_ok(verify(c[1].dst, tc->len, tc->touch_step, s) < 0 &&
 		       verify(c[0].dst, tc->len, tc->touch_step, s) < 0,
@@ -234,7 +228,7 @@ int main(int argc, char **argv)
 		reasons(rm, sizeof(rm), &tc_mremap);
 		tap_diag("%s: ioctl: %d tlb_flush events [%s], counter tlb_flushes %lld",
 			 tc->name, tc_ioctl.total, ri,
-			 fr_counted(&c[1].r) ? (long long)c[1].r.tlb_flushes : -1LL);
+			 t_counted(&c[1].r) ? (long long)c[1].r.tlb_flushes : -1LL);
 		tap_diag("%s: mremap(2): %d tlb_flush events [%s]", tc->name,
 			 tc_mremap.total, rm);
 		tap_diag("%s: flushes counted by the mmu notifier: ioctl %ld, mremap(2) %ld",
@@ -259,7 +253,7 @@ int main(int argc, char **argv)
 				       "%s: mremap(2) moves the PUD entry whole: 1..4 flushes, as the library's routing assumes (%ld)",
 				       tc->name, m);
 		}
-		if (fr_nodev())
+		if (t_nodev())
 			goto next;
 		tap_ok(c[1].r.tlb_flushes == 1, "%s: the ioctl reports one TLB flush (%llu)",
 		       tc->name, (unsigned long long)c[1].r.tlb_flushes);
@@ -268,11 +262,11 @@ int main(int argc, char **argv)
 		       tc->name, MAX_IOCTL_FLUSHES, own(&tc_ioctl), own(&tc_mremap));
 #ifdef __aarch64__
 		/* The probe sees the module's flush itself, not its counter. */
-		tap_ok(fr_tlb_reason(&tc_ioctl, FR_FLUSH_MODULE_FN) == 1 &&
-		       fr_tlb_reason(&tc_mremap, FR_FLUSH_MODULE_FN) == 0,
+		tap_ok(t_tlb_reason(&tc_ioctl, T_FLUSH_MODULE_FN) == 1 &&
+		       t_tlb_reason(&tc_mremap, T_FLUSH_MODULE_FN) == 0,
 		       "%s: arm64: the module's range flush ran once for the ioctl, never for mremap(2) (%d, %d)",
-		       tc->name, fr_tlb_reason(&tc_ioctl, FR_FLUSH_MODULE_FN),
-		       fr_tlb_reason(&tc_mremap, FR_FLUSH_MODULE_FN));
+		       tc->name, t_tlb_reason(&tc_ioctl, T_FLUSH_MODULE_FN),
+		       t_tlb_reason(&tc_mremap, T_FLUSH_MODULE_FN));
 		/*
 		 * mremap's movers, where a kernel keeps its PTE and PMD
 		 * movers out of line (Debian's 6.1, 6.12 and 7.2 arm64
@@ -280,7 +274,7 @@ int main(int argc, char **argv)
 		 * below counts there from 6.6 on): each moved extent is one
 		 * call, one flush.
 		 */
-		if (fr_tlb_probed("move_ptes") && fr_tlb_probed("move_normal_pmd"))
+		if (t_tlb_probed("move_ptes") && t_tlb_probed("move_normal_pmd"))
 			tap_ok(own(&tc_mremap) >= 1,
 			       "%s: arm64: mremap(2) seen through its movers (%d calls)",
 			       tc->name, own(&tc_mremap));
@@ -313,8 +307,8 @@ int main(int argc, char **argv)
 		ioctl_counts[nio++] = own(&tc_ioctl);
 next:
 		for (int x = 0; x < 2; x++) {
-			fr_release(&sa[x]);
-			fr_release(&da[x]);
+			t_release(&sa[x]);
+			t_release(&da[x]);
 		}
 	}
 	if (nio > 1) {
@@ -327,8 +321,8 @@ next:
 		tap_diag("ioctl tlb_flush events per call, over all sizes: %d..%d", lo, hi);
 	}
 	if (notifier_on)
-		fr_write_str(COUNT_FLUSHES, "0");
-	tlb_trace_end();
+		t_write_str(COUNT_FLUSHES, "0");
+	t_tlb_trace_end();
 	close(fd);
 	return tap_done();
 }

@@ -24,8 +24,7 @@
  * skip there.
  */
 #define _GNU_SOURCE
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
 /* Debian 12's headers predate map_shadow_stack(2) (6.6). */
 #ifndef __NR_map_shadow_stack
@@ -50,7 +49,7 @@
 #define TAG		0x5ca1ab1e0ddba11ULL
 
 static int fd = -1;
-static struct fr_area area;
+static struct t_area area;
 static char *ss, *ord;
 
 static long map_shadow_stack(void *addr, size_t len, unsigned long flags)
@@ -131,10 +130,10 @@ static int capture(struct state *st)
 {
 	free(st->maps);
 	memset(st, 0, sizeof(*st));
-	st->maps = mv_maps_range(area.base, AREA_PAGES * PG);
+	st->maps = t_maps_range(area.base, AREA_PAGES * PG);
 	st->ss_flag = vmflag(ss, "ss");
-	if (!st->maps || mv_pagemap(ss, SS_PAGES, st->pm) ||
-	    mv_pagemap(ord, ORD_PAGES, st->pm + SS_PAGES))
+	if (!st->maps || t_pagemap(ss, SS_PAGES, st->pm) ||
+	    t_pagemap(ord, ORD_PAGES, st->pm + SS_PAGES))
 		return -1;
 	for (int i = 0; i < NPAGES; i++) {
 		st->pm[i] &= PM_PRESENT | PM_SWAP;
@@ -200,7 +199,7 @@ static int setup(unsigned long flags, int fill)
 {
 	long r;
 
-	if (!fr_reserve(AREA_PAGES * PG, &area))
+	if (!t_reserve(AREA_PAGES * PG, &area))
 		return -1;
 	ss = area.base + SS_AT * PG;
 	ord = area.base + ORD_AT * PG;
@@ -217,13 +216,13 @@ static int setup(unsigned long flags, int fill)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != ord)
 		return -1;
 	if (fill)
-		mv_fill(ord + PG, TAG);
+		t_tag_fill(ord + PG, TAG);
 	return capture(&before);
 }
 
 static void teardown(void)
 {
-	fr_release(&area);
+	t_release(&area);
 }
 
 /* The cases, so that a skip names them as a run does. */
@@ -296,7 +295,7 @@ static void move(unsigned long flags, int fill, int src, int dst, const char *de
 		return;
 	v = (struct fastremap_move_vec){ (uintptr_t)page_of(src),
 					 (uintptr_t)page_of(dst), PG };
-	tap_errno(fr_move(fd, &v, 1, 0, NULL), EINVAL, "%s", desc);
+	tap_errno(t_move(fd, &v, 1, 0, NULL), EINVAL, "%s", desc);
 	tap_ok(unchanged(), D_SAME);
 	teardown();
 }
@@ -310,7 +309,7 @@ static void remap(size_t new_len, unsigned int flags, const char *desc)
 
 	if (!begin(SHADOW_STACK_SET_TOKEN, 0, desc))
 		return;
-	p = fr_remap(fd, ss, len, new_len, flags,
+	p = t_remap(fd, ss, len, new_len, flags,
 		     flags & MREMAP_FIXED ? area.base + TGT_AT * PG : NULL, NULL);
 	e = p == MAP_FAILED ? errno : 0;
 	if (p != MAP_FAILED)

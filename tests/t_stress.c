@@ -49,18 +49,8 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include "remap_util.h"
-#include "move_util.h"
+#include "tlib.h"
 
-#ifndef MADV_FREE
-#define MADV_FREE	8
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE	25
-#endif
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT	1
 #endif
@@ -80,7 +70,7 @@ static uint64_t seed;
  * page if bit i of mis is set, with at least 2 MiB between slots.
  */
 struct slots {
-	struct fr_area a;
+	struct t_area a;
 	char *s[4];
 	size_t len;
 	int n;
@@ -91,9 +81,9 @@ static int slots_init(struct slots *sl, size_t len, int n, unsigned int mis)
 	uintptr_t b;
 
 	memset(sl, 0, sizeof(*sl));
-	if (!fr_reserve(n * (len + SZ_2M + PG) + 2 * SZ_2M, &sl->a))
+	if (!t_reserve(n * (len + SZ_2M + PG) + 2 * SZ_2M, &sl->a))
 		return -1;
-	b = FR_ALIGN_UP((uintptr_t)sl->a.base + PG, SZ_2M);
+	b = T_ALIGN_UP((uintptr_t)sl->a.base + PG, SZ_2M);
 	for (int i = 0; i < n; i++)
 		sl->s[i] = (char *)b + i * (len + SZ_2M) + ((mis >> i) & 1) * PG;
 	sl->len = len;
@@ -115,7 +105,7 @@ static char *slot_map(struct slots *sl, int i)
  */
 static char *move_to(char *from, size_t len, char *to)
 {
-	char *p = fr_remap(fd, from, len, len, MF, to, NULL);
+	char *p = t_remap(fd, from, len, len, MF, to, NULL);
 	int e = errno;
 
 	if (p == to && (from + len <= to || to + len <= from))
@@ -138,11 +128,11 @@ static long check_pages(const char *p, size_t n, const uint64_t *exp, size_t ste
 		long bad;
 
 		if (exp[k] == 0)
-			bad = verify_zero(pg, PG, 0);
+			bad = t_verify_zero(pg, PG, 0);
 		else if (exp[k] == EITHER)
-			bad = check_page(pg, seed, k) >= 0 && verify_zero(pg, PG, 0) >= 0 ? 0 : -1;
+			bad = t_check_page(pg, seed, k) >= 0 && t_verify_zero(pg, PG, 0) >= 0 ? 0 : -1;
 		else
-			bad = check_page(pg, exp[k], k);
+			bad = t_check_page(pg, exp[k], k);
 		if (bad >= 0)
 			return k * PG + bad;
 		if (step > 1 && k + step >= n && k != n - 1)
@@ -182,7 +172,7 @@ static long read_long(const char *path)
 {
 	char b[64];
 
-	return fr_read_str(path, b, sizeof(b)) ? -1 : strtol(b, NULL, 10);
+	return t_read_str(path, b, sizeof(b)) ? -1 : strtol(b, NULL, 10);
 }
 
 /* A field (Swap, Locked...) summed over the smaps VMAs intersecting [lo, hi). */
@@ -213,7 +203,7 @@ static long smaps_field(const void *lo, size_t len, const char *key)
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
-	return fr_xorshift64(&rng_state);
+	return t_xorshift64(&rng_state);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -226,8 +216,8 @@ static uint64_t rnd(void)
 static void sc_fork_before(const char *name, int mis)
 {
 	struct slots sl;
-	uint64_t *exp = exp_alloc(S1_NP, seed), seed_c = fr_mix64(seed + 1) | 1,
-		 seed_p = fr_mix64(seed + 2) | 1;
+	uint64_t *exp = exp_alloc(S1_NP, seed), seed_c = t_mix64(seed + 1) | 1,
+		 seed_p = t_mix64(seed + 2) | 1;
 	int done[2], st = 0, at = 0, moved = 0;
 	long bad = -1;
 	char *p;
@@ -239,7 +229,7 @@ static void sc_fork_before(const char *name, int mis)
 		return;
 	}
 	madvise(p, S1_LEN, MADV_NOHUGEPAGE);
-	fill_pattern(p, S1_LEN, seed);
+	t_fill_pattern(p, S1_LEN, seed);
 	pid = fork();
 	if (pid == 0) {
 		/* The child: its snapshot, then its own copy, while the parent moves. */
@@ -247,14 +237,14 @@ static void sc_fork_before(const char *name, int mis)
 		int code = 0;
 
 		close(done[1]);
-		if (verify_pattern(p, S1_LEN, seed, 0) >= 0)
+		if (t_verify_pattern(p, S1_LEN, seed, 0) >= 0)
 			code |= 1;
-		fill_pattern(p, S1_LEN, seed_c);
-		if (verify_pattern(p, S1_LEN, seed_c, 0) >= 0)
+		t_fill_pattern(p, S1_LEN, seed_c);
+		if (t_verify_pattern(p, S1_LEN, seed_c, 0) >= 0)
 			code |= 2;
 		if (read(done[0], &c, 1) != 1)
 			code |= 8;
-		if (verify_pattern(p, S1_LEN, seed_c, 0) >= 0)
+		if (t_verify_pattern(p, S1_LEN, seed_c, 0) >= 0)
 			code |= 4;
 		_exit(code);
 	}
@@ -273,7 +263,7 @@ static void sc_fork_before(const char *name, int mis)
 			tap_diag("%s: after move %d: bad at %#lx", name, i, bad);
 		/* Break COW on a slice of the pages, at the new address. */
 		for (size_t k = i; k < S1_NP; k += S1_MOVES) {
-			pattern_page((uint64_t *)(p + k * PG), seed_p, k);
+			t_pattern_page((uint64_t *)(p + k * PG), seed_p, k);
 			exp[k] = seed_p;
 		}
 	}
@@ -290,11 +280,11 @@ static void sc_fork_before(const char *name, int mis)
 		tap_diag("%s: child status %#x (exit bits: 1 snapshot, 2 own write, 4 own copy at end)",
 			 name, st);
 	tap_ok(check_pages(p, S1_NP, exp, 1) < 0, "%s: parent's data intact after child exit", name);
-	fill_pattern(p, S1_LEN, seed_c);
+	t_fill_pattern(p, S1_LEN, seed_c);
 	p = move_to(p, S1_LEN, sl.s[at ^ 1]);
-	tap_ok(p != MAP_FAILED && verify_pattern(p, S1_LEN, seed_c, 0) < 0,
+	tap_ok(p != MAP_FAILED && t_verify_pattern(p, S1_LEN, seed_c, 0) < 0,
 	       "%s: rewritten and moved once more, intact", name);
-	fr_release(&sl.a);
+	t_release(&sl.a);
 	free(exp);
 }
 
@@ -320,13 +310,13 @@ static int s2_child(char *published)
 	uint64_t v;
 	char *m = published;
 
-	if (verify_pattern(s2.stat, S2_STATIC, seed ^ 0x55, 0) >= 0)
+	if (t_verify_pattern(s2.stat, S2_STATIC, seed ^ 0x55, 0) >= 0)
 		return 1;
-	if (fr_probe_read(m, &v))
+	if (t_probe_read(m, &v))
 		m = m == s2.slot[0] ? s2.slot[1] : s2.slot[0];
-	if (fr_probe_read(m, &v))
+	if (t_probe_read(m, &v))
 		return 3;
-	if (verify_pattern(m, S2_LEN, seed, 2 * PG) >= 0)
+	if (t_verify_pattern(m, S2_LEN, seed, 2 * PG) >= 0)
 		return 2;
 	return 0;
 }
@@ -343,7 +333,7 @@ static void *s2_forker(void *arg)
 		pub = s2.cur;
 		if (!strict)
 			pthread_mutex_unlock(&s2.lock);
-		pid = fr_raw_fork();
+		pid = t_raw_fork();
 		if (pid == 0) {
 			int c = s2_child(pub);
 
@@ -382,7 +372,7 @@ static void *s2_mover(void *arg)
 			s2.cur = q;
 			at ^= 1;
 			s2.moves++;
-			if (verify_pattern(q, S2_LEN, seed, 64 * PG) >= 0)
+			if (t_verify_pattern(q, S2_LEN, seed, 64 * PG) >= 0)
 				s2.bad++;
 		} else {
 			s2.move_err++;
@@ -398,7 +388,7 @@ static void *s2_mover(void *arg)
 static void sc_fork_during(const char *name, int mis)
 {
 	struct slots sl;
-	struct fr_area sa;
+	struct t_area sa;
 	pthread_t t[2];
 	int nt = 0;
 
@@ -406,15 +396,15 @@ static void sc_fork_during(const char *name, int mis)
 	s2.moves = s2.move_err = s2.bad = 0;
 	s2.forks = s2.child_bad = s2.child_codes = 0;
 	if (slots_init(&sl, S2_LEN, 2, mis << 1) || !(s2.cur = slot_map(&sl, 0)) ||
-	    !(s2.stat = map_aligned(S2_STATIC, SZ_2M, RW, ANON, -1, 0, &sa))) {
+	    !(s2.stat = t_map_aligned(S2_STATIC, SZ_2M, RW, ANON, -1, 0, &sa))) {
 		tap_ok(0, "%s: set up", name);
 		return;
 	}
 	s2.slot[0] = sl.s[0];
 	s2.slot[1] = sl.s[1];
 	madvise(s2.cur, S2_LEN, MADV_NOHUGEPAGE);
-	fill_pattern(s2.cur, S2_LEN, seed);
-	fill_pattern(s2.stat, S2_STATIC, seed ^ 0x55);
+	t_fill_pattern(s2.cur, S2_LEN, seed);
+	t_fill_pattern(s2.stat, S2_STATIC, seed ^ 0x55);
 	nt += !pthread_create(&t[nt], NULL, s2_mover, NULL);
 	nt += !pthread_create(&t[nt], NULL, s2_forker, NULL);
 	if (nt < 2)
@@ -430,11 +420,11 @@ static void sc_fork_during(const char *name, int mis)
 			 name, s2.child_codes);
 	tap_ok(!s2.child_bad, "%s: every child saw both regions intact (%d did not)", name,
 	       s2.child_bad);
-	tap_ok(!s2.bad && verify_pattern(s2.cur, S2_LEN, seed, 0) < 0 &&
-	       verify_pattern(s2.stat, S2_STATIC, seed ^ 0x55, 0) < 0,
+	tap_ok(!s2.bad && t_verify_pattern(s2.cur, S2_LEN, seed, 0) < 0 &&
+	       t_verify_pattern(s2.stat, S2_STATIC, seed ^ 0x55, 0) < 0,
 	       "%s: parent's regions intact", name);
-	fr_release(&sl.a);
-	fr_release(&sa);
+	t_release(&sl.a);
+	t_release(&sa);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -460,17 +450,17 @@ static struct {
 
 static void *s3_madv_moving(void *arg)
 {
-	uint64_t r = fr_mix64(seed ^ 0x31) | 1;
+	uint64_t r = t_mix64(seed ^ 0x31) | 1;
 
 	(void)arg;
 	while (!atomic_load(&s3.stop)) {
-		size_t k = fr_xorshift64(&r) % S3_NP, n = 1 + fr_xorshift64(&r) % 32;
+		size_t k = t_xorshift64(&r) % S3_NP, n = 1 + t_xorshift64(&r) % 32;
 
 		if (k + n > S3_NP)
 			n = S3_NP - k;
 		pthread_mutex_lock(&s3.lock);
-		if (fr_xorshift64(&r) % 3 == 0) {
-			fill_pattern_off(s3.cur + k * PG, n * PG, seed, k);
+		if (t_xorshift64(&r) % 3 == 0) {
+			t_fill_pattern_off(s3.cur + k * PG, n * PG, seed, k);
 			for (size_t i = k; i < k + n; i++)
 				s3.mexp[i] = seed;
 		} else if (!madvise(s3.cur + k * PG, n * PG, MADV_DONTNEED)) {
@@ -489,10 +479,10 @@ static void s3_nb_check(int j, size_t k, size_t n)
 	for (size_t i = k; i < k + n; i++) {
 		uint64_t e = s3.nexp[j][i];
 		const char *pg = s3.nb[j] + i * PG;
-		int ok = e == 0 ? verify_zero(pg, PG, 0) < 0 :
-			 e == EITHER ? check_page(pg, seed, i) < 0 ||
-				       verify_zero(pg, PG, 0) < 0 :
-			 check_page(pg, e, i) < 0;
+		int ok = e == 0 ? t_verify_zero(pg, PG, 0) < 0 :
+			 e == EITHER ? t_check_page(pg, seed, i) < 0 ||
+				       t_verify_zero(pg, PG, 0) < 0 :
+			 t_check_page(pg, e, i) < 0;
 
 		if (!ok && s3.nb_bad[j]++ == 0)
 			tap_diag("neighbour %d page %zu wrong (expected %s)", j, i,
@@ -503,12 +493,12 @@ static void s3_nb_check(int j, size_t k, size_t n)
 /* Neighbours 0 and 2: madvise DONTNEED / FREE / PAGEOUT and rewrites. */
 static void *s3_nb_madv(void *arg)
 {
-	uint64_t r = fr_mix64(seed ^ 0x32) | 1;
+	uint64_t r = t_mix64(seed ^ 0x32) | 1;
 
 	(void)arg;
 	while (!atomic_load(&s3.stop)) {
-		int j = fr_xorshift64(&r) & 1 ? 2 : 0, op = fr_xorshift64(&r) % 4;
-		size_t k = fr_xorshift64(&r) % S3_NBP, n = 1 + fr_xorshift64(&r) % 64;
+		int j = t_xorshift64(&r) & 1 ? 2 : 0, op = t_xorshift64(&r) % 4;
+		size_t k = t_xorshift64(&r) % S3_NBP, n = 1 + t_xorshift64(&r) % 64;
 		char *p;
 
 		if (k + n > S3_NBP)
@@ -530,7 +520,7 @@ static void *s3_nb_madv(void *arg)
 			if (madvise(p, n * PG, MADV_PAGEOUT) && errno == EINVAL)
 				s3.madv_einval++;
 		} else {
-			fill_pattern_off(p, n * PG, seed, k);
+			t_fill_pattern_off(p, n * PG, seed, k);
 			for (size_t i = k; i < k + n; i++)
 				s3.nexp[j][i] = seed;
 		}
@@ -544,12 +534,12 @@ static void *s3_nb_madv(void *arg)
 /* Neighbour 1 (between the slots): mprotect toggles and munmap+mmap. */
 static void *s3_nb_prot(void *arg)
 {
-	uint64_t r = fr_mix64(seed ^ 0x33) | 1;
+	uint64_t r = t_mix64(seed ^ 0x33) | 1;
 	char *nb = s3.nb[1];
 
 	(void)arg;
 	for (long it = 0; !atomic_load(&s3.stop); it++) {
-		size_t k = fr_xorshift64(&r) % S3_NBP, n = 1 + fr_xorshift64(&r) % 128;
+		size_t k = t_xorshift64(&r) % S3_NBP, n = 1 + t_xorshift64(&r) % 128;
 
 		if (k + n > S3_NBP)
 			n = S3_NBP - k;
@@ -562,7 +552,7 @@ static void *s3_nb_prot(void *arg)
 			for (size_t i = 0; i < S3_NBP; i++)
 				s3.nexp[1][i] = 0;
 			for (size_t i = 0; i < S3_NBP; i += 2) {
-				pattern_page((uint64_t *)(nb + i * PG), seed, i);
+				t_pattern_page((uint64_t *)(nb + i * PG), seed, i);
 				s3.nexp[1][i] = seed;
 			}
 		} else {
@@ -575,7 +565,7 @@ static void *s3_nb_prot(void *arg)
 			s3_nb_check(1, 0, S3_NBP);
 			if (mprotect(p, l, RW))
 				s3.prot_err++;
-			fill_pattern_off(nb + k * PG, n * PG, seed, k);
+			t_fill_pattern_off(nb + k * PG, n * PG, seed, k);
 			for (size_t i = k; i < k + n; i++)
 				s3.nexp[1][i] = seed;
 		}
@@ -588,7 +578,7 @@ static void *s3_nb_prot(void *arg)
 
 static void sc_madvise_race(const char *name, int mis)
 {
-	struct fr_area a;
+	struct t_area a;
 	pthread_t t[3];
 	char *slot[2], *base;
 	uintptr_t b;
@@ -596,11 +586,11 @@ static void sc_madvise_race(const char *name, int mis)
 	long bad = -1;
 
 	/* [nb0 4M][slot0 8M][nb1 4M(+4K)][slot1 8M][nb2 4M] */
-	if (!fr_reserve(3 * S3_NB + 2 * S3_LEN + 2 * SZ_2M + 2 * PG, &a)) {
+	if (!t_reserve(3 * S3_NB + 2 * S3_LEN + 2 * SZ_2M + 2 * PG, &a)) {
 		tap_ok(0, "%s: set up", name);
 		return;
 	}
-	b = FR_ALIGN_UP((uintptr_t)a.base + PG, SZ_2M);
+	b = T_ALIGN_UP((uintptr_t)a.base + PG, SZ_2M);
 	base = (char *)b;
 	s3.nb[0] = base;
 	slot[0] = base + S3_NB;
@@ -617,16 +607,16 @@ static void sc_madvise_race(const char *name, int mis)
 		if (mmap(s3.nb[j], S3_NB, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED)
 			s3.nexp[j] = NULL;
 		else
-			fill_pattern(s3.nb[j], S3_NB, seed);
+			t_fill_pattern(s3.nb[j], S3_NB, seed);
 	}
 	s3.cur = mmap(slot[0], S3_LEN, RW, ANON | MAP_FIXED, -1, 0);
 	if (s3.cur == MAP_FAILED || !s3.mexp || !s3.nexp[0] || !s3.nexp[1] || !s3.nexp[2]) {
 		tap_ok(0, "%s: set up", name);
-		fr_release(&a);
+		t_release(&a);
 		return;
 	}
 	madvise(base, slot[1] + S3_LEN + S3_NB - base, MADV_NOHUGEPAGE);
-	fill_pattern(s3.cur, S3_LEN, seed);
+	t_fill_pattern(s3.cur, S3_LEN, seed);
 
 	nt += !pthread_create(&t[nt], NULL, s3_madv_moving, NULL);
 	nt += !pthread_create(&t[nt], NULL, s3_nb_madv, NULL);
@@ -667,7 +657,7 @@ static void sc_madvise_race(const char *name, int mis)
 	tap_ok(!s3.nb_bad[0] && !s3.nb_bad[1] && !s3.nb_bad[2],
 	       "%s: neighbours consistent throughout (%ld/%ld/%ld bad pages)", name,
 	       s3.nb_bad[0], s3.nb_bad[1], s3.nb_bad[2]);
-	fr_release(&a);
+	t_release(&a);
 	free(s3.mexp);
 	for (int j = 0; j < 3; j++)
 		free(s3.nexp[j]);
@@ -691,7 +681,7 @@ static int mlock_run(const char *name, int how, int report)
 
 	if (slots_init(&sl, S4_LEN, 3, 1 << 2) || !(p = slot_map(&sl, 0)))
 		return 0x100;
-	fill_pattern(p, S4_LEN, seed);
+	t_fill_pattern(p, S4_LEN, seed);
 	if (how == 0)
 		lk = syscall(SYS_mlock2, p, S4_LEN, 0);
 	else if (how == 1)
@@ -721,31 +711,31 @@ static int mlock_run(const char *name, int how, int report)
 	lk = smaps_field(p, S4_LEN, "Locked");
 	CHK(4, lk == (long)(S4_LEN >> 10), "%s: still locked after the moves (Locked %ld kB of %lu)",
 	    name, lk, S4_LEN >> 10);
-	CHK(8, verify_pattern(p, S4_LEN, seed, 0) < 0, "%s: data intact after the moves", name);
+	CHK(8, t_verify_pattern(p, S4_LEN, seed, 0) < 0, "%s: data intact after the moves", name);
 	errno = 0;
-	q = fr_remap(fd, p, S4_LEN, 2 * S4_LEN, MREMAP_MAYMOVE, NULL, NULL);
-	if (fr_nodev()) {
+	q = t_remap(fd, p, S4_LEN, 2 * S4_LEN, MREMAP_MAYMOVE, NULL, NULL);
+	if (t_nodev()) {
 		CHK(0, q != MAP_FAILED, "%s: growth (mremap(2) in no-device mode)", name);
 		if (q != MAP_FAILED)
 			p = q;
 	} else {
 		CHK(16, q == MAP_FAILED && errno == EOPNOTSUPP,
 		    "%s: locked growth declined with EOPNOTSUPP (got %s)", name,
-		    q == MAP_FAILED ? fr_errname(errno) : "success");
+		    q == MAP_FAILED ? t_errname(errno) : "success");
 		if (q != MAP_FAILED)
 			p = q;
 		lk = smaps_field(p, S4_LEN, "Locked");
-		CHK(32, lk == (long)(S4_LEN >> 10) && verify_pattern(p, S4_LEN, seed, 0) < 0,
+		CHK(32, lk == (long)(S4_LEN >> 10) && t_verify_pattern(p, S4_LEN, seed, 0) < 0,
 		    "%s: memory intact and locked after the declined growth", name);
-		q = fr_remap(fd, p, S4_LEN, S4_LEN + SZ_2M, MF, sl.s[1], NULL);
+		q = t_remap(fd, p, S4_LEN, S4_LEN + SZ_2M, MF, sl.s[1], NULL);
 		CHK(64, q == MAP_FAILED && errno == EOPNOTSUPP &&
-			verify_pattern(p, S4_LEN, seed, 0) < 0,
+			t_verify_pattern(p, S4_LEN, seed, 0) < 0,
 		    "%s: locked growth with MAYMOVE|FIXED declined too, memory intact (got %s)",
-		    name, q == MAP_FAILED ? fr_errname(errno) : "success");
+		    name, q == MAP_FAILED ? t_errname(errno) : "success");
 	}
 	if (how == 2)
 		munlockall();
-	fr_release(&sl.a);
+	t_release(&sl.a);
 	return fails;
 #undef CHK
 }
@@ -778,7 +768,7 @@ static void sc_mlock(const char *name, int how)
 static void sc_swap(const char *name, int unused)
 {
 	struct slots sl;
-	const char *why = fr_swap_setup();
+	const char *why = t_swap_setup();
 	char *p, *q;
 	long sw, sw2;
 
@@ -792,10 +782,10 @@ static void sc_swap(const char *name, int unused)
 		return;
 	}
 	madvise(p, S5_LEN, MADV_NOHUGEPAGE);
-	fill_pattern(p, S5_LEN, seed);
+	t_fill_pattern(p, S5_LEN, seed);
 	if (madvise(p, S5_LEN, MADV_PAGEOUT)) {
 		tap_skip_test("MADV_PAGEOUT not supported", "%s: paged-out memory moved", name);
-		fr_release(&sl.a);
+		t_release(&sl.a);
 		goto out;
 	}
 	sw = smaps_field(p, S5_LEN, "Swap");
@@ -810,15 +800,15 @@ static void sc_swap(const char *name, int unused)
 	sw2 = smaps_field(p, S5_LEN, "Swap");
 	tap_ok(sw2 > 0, "%s: swap entries moved with it (Swap %ld kB before, %ld after)",
 	       name, sw, sw2);
-	tap_ok(verify_pattern(p, S5_LEN, seed, 0) < 0, "%s: faulted back intact", name);
+	tap_ok(t_verify_pattern(p, S5_LEN, seed, 0) < 0, "%s: faulted back intact", name);
 	madvise(p, S5_LEN, MADV_PAGEOUT);
 	q = move_to(p, S5_LEN, sl.s[0]);
-	tap_ok(q == sl.s[0] && verify_pattern(q, S5_LEN, seed, 0) < 0,
+	tap_ok(q == sl.s[0] && t_verify_pattern(q, S5_LEN, seed, 0) < 0,
 	       "%s: paged out again, moved back (aligned), faulted back intact", name);
 rel:
-	fr_release(&sl.a);
+	t_release(&sl.a);
 out:
-	fr_swap_off();
+	t_swap_off();
 }
 
 /* ---------------------------------------------------------------------- */
@@ -844,60 +834,60 @@ static void sc_ksm(const char *name, int unused)
 		tap_ok(0, "%s: set up", name);
 		return;
 	}
-	fill_pattern(a, S6_LEN, seed);
-	fill_pattern(b, S6_LEN, seed);
+	t_fill_pattern(a, S6_LEN, seed);
+	t_fill_pattern(b, S6_LEN, seed);
 	if (madvise(a, S6_LEN, MADV_MERGEABLE) || madvise(b, S6_LEN, MADV_MERGEABLE)) {
 		tap_skip_test(strerror(errno), "%s: MADV_MERGEABLE", name);
-		fr_release(&sl.a);
+		t_release(&sl.a);
 		return;
 	}
-	fr_read_str(KSM "run", run0, sizeof(run0));
-	fr_read_str(KSM "pages_to_scan", scan0, sizeof(scan0));
-	fr_read_str(KSM "sleep_millisecs", sleep0, sizeof(sleep0));
-	fr_write_str(KSM "pages_to_scan", "5000");
-	fr_write_str(KSM "sleep_millisecs", "10");
-	tap_ok(!fr_write_str(KSM "run", "1"), "%s: ksmd started", name);
-	for (t0 = fr_now(); fr_now() - t0 < 8; usleep(100000))
-		if ((sharing = read_long(KSM "pages_sharing")) > 0 && fr_now() - t0 > 1)
+	t_read_str(KSM "run", run0, sizeof(run0));
+	t_read_str(KSM "pages_to_scan", scan0, sizeof(scan0));
+	t_read_str(KSM "sleep_millisecs", sleep0, sizeof(sleep0));
+	t_write_str(KSM "pages_to_scan", "5000");
+	t_write_str(KSM "sleep_millisecs", "10");
+	tap_ok(!t_write_str(KSM "run", "1"), "%s: ksmd started", name);
+	for (t0 = t_now(); t_now() - t0 < 8; usleep(100000))
+		if ((sharing = read_long(KSM "pages_sharing")) > 0 && t_now() - t0 > 1)
 			break;
 	/* The scenario's premise: the range is merged when it is moved. */
 	tap_ok(sharing > 0, "%s: ksmd merged the twins (pages_sharing %ld after %.1f s)", name,
-	       sharing, fr_now() - t0);
+	       sharing, t_now() - t0);
 	errno = 0;
-	q = fr_remap(fd, a, S6_LEN, S6_LEN, MF, sl.s[2], NULL);
-	if (fr_nodev()) {
+	q = t_remap(fd, a, S6_LEN, S6_LEN, MF, sl.s[2], NULL);
+	if (t_nodev()) {
 		tap_skip_test("no-device mode", "%s: ioctl declines a mergeable range", name);
 		if (q != MAP_FAILED)
 			a = q;
 	} else {
 		tap_ok(q == MAP_FAILED && errno == EOPNOTSUPP,
 		       "%s: the ioctl declines a mergeable range with EOPNOTSUPP (got %s)", name,
-		       q == MAP_FAILED ? fr_errname(errno) : "success");
+		       q == MAP_FAILED ? t_errname(errno) : "success");
 		if (q != MAP_FAILED)
 			a = q;
-		tap_ok(verify_pattern(a, S6_LEN, seed, 0) < 0 &&
-		       verify_pattern(b, S6_LEN, seed, 0) < 0,
+		tap_ok(t_verify_pattern(a, S6_LEN, seed, 0) < 0 &&
+		       t_verify_pattern(b, S6_LEN, seed, 0) < 0,
 		       "%s: memory intact after the decline", name);
-		q = sys_mremap(a, S6_LEN, S6_LEN, MF, sl.s[2]);
-		tap_ok(q == sl.s[2] && verify_pattern(q, S6_LEN, seed, 0) < 0,
+		q = t_mremap(a, S6_LEN, S6_LEN, MF, sl.s[2]);
+		tap_ok(q == sl.s[2] && t_verify_pattern(q, S6_LEN, seed, 0) < 0,
 		       "%s: mremap(2) moves the merged range, intact", name);
 		if (q != MAP_FAILED)
 			a = q;
 	}
 	/* Write to merged pages (COW out of the KSM page) and check the twin. */
-	fill_pattern(a, S6_LEN / 2, seed ^ 7);
-	tap_ok(verify_pattern(a, S6_LEN / 2, seed ^ 7, 0) < 0 &&
-	       verify_pattern(b, S6_LEN, seed, 0) < 0, "%s: writes after merge stay private", name);
-	fr_write_str(KSM "run", "2");
-	for (t0 = fr_now(); fr_now() - t0 < 5 && read_long(KSM "pages_sharing") > 0;)
+	t_fill_pattern(a, S6_LEN / 2, seed ^ 7);
+	tap_ok(t_verify_pattern(a, S6_LEN / 2, seed ^ 7, 0) < 0 &&
+	       t_verify_pattern(b, S6_LEN, seed, 0) < 0, "%s: writes after merge stay private", name);
+	t_write_str(KSM "run", "2");
+	for (t0 = t_now(); t_now() - t0 < 5 && read_long(KSM "pages_sharing") > 0;)
 		usleep(50000);
-	fr_write_str(KSM "run", "0");
-	fr_write_str(KSM "pages_to_scan", scan0);
-	fr_write_str(KSM "sleep_millisecs", sleep0);
+	t_write_str(KSM "run", "0");
+	t_write_str(KSM "pages_to_scan", scan0);
+	t_write_str(KSM "sleep_millisecs", sleep0);
 	if (strcmp(run0, "0"))
-		fr_write_str(KSM "run", run0);
-	tap_ok(verify_pattern(b, S6_LEN, seed, 0) < 0, "%s: intact after unmerge", name);
-	fr_release(&sl.a);
+		t_write_str(KSM "run", run0);
+	tap_ok(t_verify_pattern(b, S6_LEN, seed, 0) < 0, "%s: intact after unmerge", name);
+	t_release(&sl.a);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -917,20 +907,20 @@ static struct {
 
 static void *s7_toucher(void *arg)
 {
-	uint64_t r = fr_mix64(seed ^ 0x77) | 1;
+	uint64_t r = t_mix64(seed ^ 0x77) | 1;
 
 	(void)arg;
 	while (!atomic_load(&s7.stop)) {
 		pthread_mutex_lock(&s7.lock);
 		for (int i = 0; i < 16; i++) {
-			size_t k = fr_xorshift64(&r) % S7_NP;
+			size_t k = t_xorshift64(&r) % S7_NP;
 			char *pg = s7.cur + k * PG;
 
-			if ((s7.exp[k] ? check_page(pg, s7.exp[k], k) >= 0 :
-					 verify_zero(pg, PG, 0) >= 0) && s7.bad++ == 0)
+			if ((s7.exp[k] ? t_check_page(pg, s7.exp[k], k) >= 0 :
+					 t_verify_zero(pg, PG, 0) >= 0) && s7.bad++ == 0)
 				tap_diag("thp toucher: page %zu wrong", k);
-			if (!s7.exp[k] && fr_xorshift64(&r) % 4 == 0) {
-				pattern_page((uint64_t *)pg, seed, k);
+			if (!s7.exp[k] && t_xorshift64(&r) % 4 == 0) {
+				t_pattern_page((uint64_t *)pg, seed, k);
 				s7.exp[k] = seed;
 			}
 			s7.ops++;
@@ -964,22 +954,22 @@ static void sc_thp(const char *name, int mis)
 	madvise(p, S7_LEN, MADV_NOHUGEPAGE);
 	for (size_t k = 0; k < S7_NP; k++)
 		if (k % 512 < 256 && k % 3 == 0) {
-			pattern_page((uint64_t *)(p + k * PG), seed, k);
+			t_pattern_page((uint64_t *)(p + k * PG), seed, k);
 			s7.exp[k] = seed;
 		}
 	if (have_khp) {
-		fr_read_str(KHP "scan_sleep_millisecs", sleep0, sizeof(sleep0));
-		fr_read_str(KHP "pages_to_scan", scan0, sizeof(scan0));
-		fr_read_str(KHP "alloc_sleep_millisecs", alloc0, sizeof(alloc0));
-		fr_write_str(KHP "scan_sleep_millisecs", "10");
-		fr_write_str(KHP "alloc_sleep_millisecs", "10");
-		fr_write_str(KHP "pages_to_scan", "65536");
+		t_read_str(KHP "scan_sleep_millisecs", sleep0, sizeof(sleep0));
+		t_read_str(KHP "pages_to_scan", scan0, sizeof(scan0));
+		t_read_str(KHP "alloc_sleep_millisecs", alloc0, sizeof(alloc0));
+		t_write_str(KHP "scan_sleep_millisecs", "10");
+		t_write_str(KHP "alloc_sleep_millisecs", "10");
+		t_write_str(KHP "pages_to_scan", "65536");
 	} else {
 		tap_diag("%s: no khugepaged tunables: collapse left to defaults", name);
 	}
 	madvise(p, S7_LEN, MADV_HUGEPAGE);
 	/* Misaligned: let khugepaged collapse first, so that the moves split THPs. */
-	for (double t0 = fr_now(); mis && fr_now() - t0 < 4; usleep(50000))
+	for (double t0 = t_now(); mis && t_now() - t0 < 4; usleep(50000))
 		if (smaps_field(p, S7_LEN, "AnonHugePages") > 0)
 			break;
 	huge0 = smaps_field(p, S7_LEN, "AnonHugePages");
@@ -1029,11 +1019,11 @@ static void sc_thp(const char *name, int mis)
 	tap_ok(check_pages(s7.cur, S7_NP, s7.exp, 1) < 0, "%s: whole region intact at the end", name);
 out:
 	if (have_khp) {
-		fr_write_str(KHP "scan_sleep_millisecs", sleep0);
-		fr_write_str(KHP "alloc_sleep_millisecs", alloc0);
-		fr_write_str(KHP "pages_to_scan", scan0);
+		t_write_str(KHP "scan_sleep_millisecs", sleep0);
+		t_write_str(KHP "alloc_sleep_millisecs", alloc0);
+		t_write_str(KHP "pages_to_scan", scan0);
 	}
-	fr_release(&sl.a);
+	t_release(&sl.a);
 	free(s7.exp);
 }
 
@@ -1050,7 +1040,7 @@ static void sc_zero(const char *name, int huge)
 	char b[16] = "";
 
 	if (huge) {
-		fr_read_str("/sys/kernel/mm/transparent_hugepage/use_zero_page", b, sizeof(b));
+		t_read_str("/sys/kernel/mm/transparent_hugepage/use_zero_page", b, sizeof(b));
 		if (strcmp(b, "1")) {
 			tap_skip_test("no huge zero page (use_zero_page is not 1)", "%s", name);
 			return;
@@ -1075,16 +1065,16 @@ static void sc_zero(const char *name, int huge)
 			    to == 2 ? "misaligned" : "aligned"))
 			break;
 		p = q;
-		tap_ok(verify_zero(p, S8_LEN, 0) < 0, "%s: reads zero after the move to slot %d",
+		tap_ok(t_verify_zero(p, S8_LEN, 0) < 0, "%s: reads zero after the move to slot %d",
 		       name, to);
 	}
 	if (ok) {
-		fill_pattern(p, S8_LEN, seed);
+		t_fill_pattern(p, S8_LEN, seed);
 		q = move_to(p, S8_LEN, sl.s[2]);
-		tap_ok(q == sl.s[2] && verify_pattern(q, S8_LEN, seed, 0) < 0,
+		tap_ok(q == sl.s[2] && t_verify_pattern(q, S8_LEN, seed, 0) < 0,
 		       "%s: written after the moves, moved again, intact", name);
 	}
-	fr_release(&sl.a);
+	t_release(&sl.a);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1106,7 +1096,7 @@ static void s9_child(int ready)
 	if (slots_init(&sl, S9_LEN, 3, 1 << 2) || !(p = slot_map(&sl, 0)))
 		_exit(2);
 	madvise(p, S9_LEN, MADV_NOHUGEPAGE);
-	touch_sparse(p, S9_LEN, s, S9_CHUNK);
+	t_touch_sparse(p, S9_LEN, s, S9_CHUNK);
 	if (write(ready, "r", 1) != 1)
 		_exit(2);
 	for (unsigned long i = 0;; i++) {
@@ -1114,7 +1104,7 @@ static void s9_child(int ready)
 
 		/* The flag brackets the ioctl alone (move_to() plugs the old place after). */
 		s9_shared[1] = 1;
-		q = fr_remap(fd, p, S9_LEN, S9_LEN, MF, sl.s[to], NULL);
+		q = t_remap(fd, p, S9_LEN, S9_LEN, MF, sl.s[to], NULL);
 		s9_shared[1] = 0;
 		if (q == sl.s[to])
 			mmap(p, S9_LEN, PROT_NONE, ANON | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
@@ -1122,7 +1112,7 @@ static void s9_child(int ready)
 		if (q != sl.s[to])
 			_exit(3);
 		p = q;
-		if (i % 4 == 3 && verify_sparse(p, S9_LEN, s, S9_CHUNK, 0) >= 0)
+		if (i % 4 == 3 && t_verify_sparse(p, S9_LEN, s, S9_CHUNK, 0) >= 0)
 			_exit(4);
 	}
 }
@@ -1132,7 +1122,7 @@ static void sc_sigkill(const char *name, int unused)
 	long free0 = 0, comm0 = 0, free1, comm1;
 	int killed = 0, rounds = 0, inside = 0;
 	unsigned long moves = 0;
-	double t0 = fr_now();
+	double t0 = t_now();
 
 	(void)unused;
 	s9_shared = mmap(NULL, PG, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1197,7 +1187,7 @@ static void sc_sigkill(const char *name, int unused)
 		 name, moves, inside, rounds);
 	munmap((void *)s9_shared, PG);
 	tap_diag("%s: MemFree %ld -> %ld kB, Committed_AS %ld -> %ld kB, %.1f s", name, free0,
-		 free1, comm0, comm1, fr_now() - t0);
+		 free1, comm0, comm1, t_now() - t0);
 	tap_ok(rounds >= S9_ROUNDS && killed == rounds,
 	       "%s: %d of %d children reaped with SIGKILL mid-move", name, killed, rounds);
 	tap_ok(inside > 0, "%s: a SIGKILL landed inside the ioctl (%d of %d rounds)", name, inside,
@@ -1227,7 +1217,7 @@ static void *s10_forker(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&s10_stop)) {
-		pid_t pid = fr_raw_fork();
+		pid_t pid = t_raw_fork();
 
 		if (pid == 0) {
 			/* Hold the shared pages a little, read one, go. */
@@ -1250,7 +1240,7 @@ static void *s10_churner(void *arg)
 	uint64_t st = (uintptr_t)arg | 1;
 
 	while (!atomic_load(&s10_stop)) {
-		switch (fr_xorshift64(&st) % 6) {
+		switch (t_xorshift64(&st) % 6) {
 		case 0: madvise(c, S10_CHURN, MADV_DONTNEED); break;
 		case 1: madvise(c, S10_CHURN, MADV_PAGEOUT); break;
 		case 2: madvise(c, S10_CHURN, MADV_COLLAPSE); break;
@@ -1278,28 +1268,28 @@ static void sc_move(const char *name, int thp)
 	static uint8_t used[S10_PAGES];
 	static struct fastremap_move_vec v[128];
 	struct fastremap_move res;
-	struct fr_area a;
+	struct t_area a;
 	pthread_t th[2];
 	const char *why = "";
 	long bad = -1, full = 0, busy = 0, busy_part = 0, other = 0;
 	uint64_t moved = 0, split = 0;
 	long col0;
 
-	s10_heap = map_aligned(S10_GC + S10_CHURN, SZ_2M, RW, ANON, -1, 0, &a);
+	s10_heap = t_map_aligned(S10_GC + S10_CHURN, SZ_2M, RW, ANON, -1, 0, &a);
 	if (!s10_heap) {
 		tap_ok(0, "%s: map the heap", name);
 		return;
 	}
 	s10_thp = thp;
-	col0 = mv_collapsed();
+	col0 = t_mv_collapsed();
 	if (thp)
-		mv_holes_kept(0);
+		t_mv_holes_kept(0);
 	madvise(s10_heap, S10_GC + S10_CHURN, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	for (size_t i = 0; i < S10_PAGES; i++) {
 		tags[i] = 0;
 		if (thp || rnd() % 2) {
-			tags[i] = mv_tag(seed, i);
-			mv_fill(s10_heap + i * PG, tags[i]);
+			tags[i] = t_tag(seed, i);
+			t_tag_fill(s10_heap + i * PG, tags[i]);
 		}
 	}
 	if (thp)
@@ -1323,21 +1313,9 @@ static void sc_move(const char *name, int thp)
 		for (int t = 0; n < want && t < 5000; t++) {
 			size_t len = 1 + rnd() % 16, s = rnd() % (S10_PAGES - len);
 			size_t d = rnd() % (S10_PAGES - len);
-			int ok = s + len <= d || d + len <= s;
 
-			for (size_t i = 0; ok && i < len; i++)
-				ok = !used[s + i] && !used[d + i] && work[s + i] && !work[d + i];
-			if (!ok)
-				continue;
-			for (size_t i = 0; i < len; i++) {
-				used[s + i] = used[d + i] = 1;
-				work[d + i] = work[s + i];
-				work[s + i] = 0;
-			}
-			v[n].src = (uintptr_t)s10_heap + s * PG;
-			v[n].dst = (uintptr_t)s10_heap + d * PG;
-			v[n].len = len * PG;
-			n++;
+			if (t_mv_fits(work, used, used, s, d, len, 0))
+				t_mv_add(&v[n++], s10_heap, work, used, used, s, d, len);
 		}
 		/*
 		 * Written again: exclusive unless a child is alive right now.
@@ -1349,9 +1327,9 @@ static void sc_move(const char *name, int thp)
 		for (uint32_t k = 0; k < n; k++)
 			for (uint64_t o = 0; o < v[k].len; o += PG)
 				if (k != skip_k || o != v[k].len - PG)
-					mv_fill((char *)(uintptr_t)v[k].src + o,
+					t_tag_fill((char *)(uintptr_t)v[k].src + o,
 						tags[(v[k].src - (uintptr_t)s10_heap + o) / PG]);
-		r = fr_move(fd, v, n, 0, &res);
+		r = t_move(fd, v, n, 0, &res);
 		if (!r && res.done == n)
 			full++;
 		else if (r && errno == EBUSY)
@@ -1359,23 +1337,23 @@ static void sc_move(const char *name, int thp)
 		else if (!other++)
 			tap_diag("%s: batch %d of %u: %s, done %llu", name, b, n,
 				 r ? strerror(errno) : "ok", (unsigned long long)res.done);
-		mv_model(tags, (uintptr_t)s10_heap, v, n, res.done, res.done_bytes);
+		t_mv_model(tags, (uintptr_t)s10_heap, v, n, res.done, res.done_bytes);
 		moved += res.moved_pte;
 		split += res.split;
-		bad = mv_verify(s10_heap, S10_PAGES, tags, &why);
+		bad = t_mv_verify(s10_heap, S10_PAGES, tags, &why);
 	}
 	atomic_store(&s10_stop, 1);
 	pthread_join(th[0], NULL);
 	pthread_join(th[1], NULL);
 	if (bad < 0)
-		bad = mv_verify(s10_heap, S10_PAGES, tags, &why);
+		bad = t_mv_verify(s10_heap, S10_PAGES, tags, &why);
 	if (thp)
-		mv_holes_kept(1);
+		t_mv_holes_kept(1);
 	tap_diag("%s: %ld batches complete, %ld stopped by EBUSY (%ld part way through a move); "
 		 "%llu PTEs moved, %llu folios split; %ld forks, %ld churn calls; khugepaged "
 		 "collapsed %ld pages meanwhile", name, full, busy, busy_part,
 		 (unsigned long long)moved, (unsigned long long)split, atomic_load(&s10_forks),
-		 atomic_load(&s10_churns), mv_collapsed() - col0);
+		 atomic_load(&s10_churns), t_mv_collapsed() - col0);
 	tap_ok(!other, "%s: every batch completed or stopped with EBUSY (%ld otherwise)", name,
 	       other);
 	if (!tap_ok(bad < 0, "%s: every page right after every batch", name))
@@ -1383,7 +1361,7 @@ static void sc_move(const char *name, int thp)
 			 (unsigned long long)*(volatile uint64_t *)(s10_heap + bad * PG));
 	tap_ok(full > 0 && atomic_load(&s10_forks) > 0 && atomic_load(&s10_churns) > 0,
 	       "%s: batches completed while the others forked and churned", name);
-	fr_release(&a);
+	t_release(&a);
 }
 
 struct scenario {
@@ -1417,11 +1395,11 @@ static const struct scenario scenarios[] = {
 int main(int argc, char **argv)
 {
 	const char *only = NULL;
-	double t_all = fr_now();
+	double t_all = t_now();
 	int rounds = 1, runs = 0, failed = 0, skipped = 0;
 	static char skipped_names[1024];
 
-	fr_parse_args(&argc, argv);
+	t_parse_args(&argc, argv);
 	if (argc > 2 && !strcmp(argv[1], "--rounds")) {
 		rounds = atoi(argv[2]);
 		argv[2] = argv[0];
@@ -1435,11 +1413,11 @@ int main(int argc, char **argv)
 						   (uint64_t)time(NULL);
 	seed |= 1;
 	only = argc > 2 ? argv[2] : NULL;
-	rng_state = fr_mix64(seed) | 1;
+	rng_state = t_mix64(seed) | 1;
 	tap_diag("pattern seed %" PRIu64, seed);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	fr_probe_init();
-	fd = fr_open();
+	t_probe_init();
+	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
 	for (size_t i = 0; i < rounds * ARRAY_SIZE(scenarios); i++) {
@@ -1462,7 +1440,7 @@ int main(int argc, char **argv)
 			if (!hit)
 				continue;
 		}
-		t0 = fr_now();
+		t0 = t_now();
 		s->fn(s->name, s->arg);
 		/* Ran: at least one case passed or failed, not only skips. */
 		if (tap_pass + tap_fail == done0) {
@@ -1474,10 +1452,10 @@ int main(int argc, char **argv)
 			runs++;
 		}
 		failed += tap_fail != fail0;
-		tap_diag("scenario %d (%s): %.2f s%s", s->num, s->name, fr_now() - t0,
+		tap_diag("scenario %d (%s): %.2f s%s", s->num, s->name, t_now() - t0,
 			 tap_pass + tap_fail == done0 ? " (skipped)" : "");
 	}
-	tap_diag("total %.2f s: %d scenarios ran, %d failed, %d skipped%s%s", fr_now() - t_all,
+	tap_diag("total %.2f s: %d scenarios ran, %d failed, %d skipped%s%s", t_now() - t_all,
 		 runs, failed, skipped, skipped ? ": " : "", skipped_names);
 	tap_diag("FR-STATS stress_scenarios=%d stress_failed=%d stress_skipped=%d", runs, failed,
 		 skipped);

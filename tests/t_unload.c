@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include "remap_util.h"
+#include "tlib.h"
 
 #define WORKERS		3
 #define REGION		(16 * SZ_1M)
@@ -46,7 +46,7 @@ static void *work(void *p)
 	struct worker *w = p;
 
 	while (!*w->stop) {
-		void *r = fr_remap(w->fd, w->at[w->cur], REGION, REGION,
+		void *r = t_remap(w->fd, w->at[w->cur], REGION, REGION,
 				   MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
 				   w->at[!w->cur], NULL);
 
@@ -57,7 +57,7 @@ static void *work(void *p)
 		}
 		w->cur = !w->cur;
 		w->moves++;
-		if (verify_pattern(w->at[w->cur], REGION, 1000 + w->id, 64 * SZ_4K) >= 0)
+		if (t_verify_pattern(w->at[w->cur], REGION, 1000 + w->id, 64 * SZ_4K) >= 0)
 			w->bad_data++;
 	}
 	return NULL;
@@ -66,7 +66,7 @@ static void *work(void *p)
 static void unload_race(void)
 {
 	struct worker w[WORKERS];
-	struct fr_area area[WORKERS];
+	struct t_area area[WORKERS];
 	volatile int stop = 0;
 	long tries = 0, refusals = 0, moves = 0, bad_errno = 0, bad_data = 0;
 	long r = -1, lost = 0;
@@ -76,22 +76,22 @@ static void unload_race(void)
 	if (!tap_ok(fd >= 0, "device opens for the race"))
 		return;
 	for (int i = 0; i < WORKERS; i++) {
-		char *base = fr_reserve(2 * REGION + SZ_2M, &area[i]);
+		char *base = t_reserve(2 * REGION + SZ_2M, &area[i]);
 
 		w[i] = (struct worker){ .fd = fd, .id = i, .stop = &stop };
-		w[i].at[0] = (char *)FR_ALIGN_UP((uintptr_t)base, SZ_2M);
+		w[i].at[0] = (char *)T_ALIGN_UP((uintptr_t)base, SZ_2M);
 		w[i].at[1] = w[i].at[0] + REGION;
 		/* Misaligned by a page: the move is PTE by PTE, slow enough to race. */
 		w[i].at[1] += SZ_4K;
 		for (int k = 0; k < 2; k++)
 			mmap(w[i].at[k], REGION, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		fill_pattern(w[i].at[0], REGION, 1000 + i);
+		t_fill_pattern(w[i].at[0], REGION, 1000 + i);
 		pthread_create(&w[i].t, NULL, work, &w[i]);
 	}
 	/* Unload attempts while the workers are inside ioctls, file open. */
-	t0 = fr_now();
-	while (fr_now() - t0 < 0.5) {
+	t0 = t_now();
+	while (t_now() - t0 < 0.5) {
 		r = unload();
 		tries++;
 		refusals += refused(r);
@@ -105,9 +105,9 @@ static void unload_race(void)
 	 * through: it may only once the last ioctl in flight has returned.
 	 */
 	close(fd);
-	t0 = fr_now();
+	t0 = t_now();
 	tries = refusals = 0;
-	while (r && fr_now() - t0 < 20) {
+	while (r && t_now() - t0 < 20) {
 		r = unload();
 		tries++;
 		refusals += refused(r);
@@ -119,9 +119,9 @@ static void unload_race(void)
 		bad_errno += w[i].bad_errno;
 		bad_data += w[i].bad_data;
 		/* Wherever each region ended, it is whole and the other place empty. */
-		lost += verify_pattern(w[i].at[w[i].cur], REGION, 1000 + i, SZ_4K) >= 0;
-		lost += verify_zero(w[i].at[!w[i].cur], REGION, SZ_4K) >= 0;
-		fr_release(&area[i]);
+		lost += t_verify_pattern(w[i].at[w[i].cur], REGION, 1000 + i, SZ_4K) >= 0;
+		lost += t_verify_zero(w[i].at[!w[i].cur], REGION, SZ_4K) >= 0;
+		t_release(&area[i]);
 	}
 	tap_ok(r == 0, "unload succeeds after the file was closed under %d moving threads (%ld attempts, %ld refused first)",
 	       WORKERS, tries, refusals);
@@ -162,7 +162,7 @@ int main(void)
 	{
 		struct fastremap_info i;
 
-		tap_ok(fd >= 0 && fr_info(fd, &i) == 0, "the reloaded device answers INFO");
+		tap_ok(fd >= 0 && t_info(fd, &i) == 0, "the reloaded device answers INFO");
 	}
 	if (fd >= 0)
 		close(fd);

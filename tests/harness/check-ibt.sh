@@ -31,11 +31,11 @@ root=$(fr_root "$suite")
 kver=$(cat "$FR_BUILD/$suite/kver")
 rm -rf "$out" && mkdir -p "$out/iso/isolinux" "$out/initramfs/bin"
 # shellcheck disable=SC2086
-${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -static -I"$FR_TOP/uapi" \
-	-o "$out/initramfs/t_ibt_remap" "$FR_TOP/tests/t_ibt_remap.c" || fr_die "t_ibt_remap build failed"
+${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" -I"$FR_TOP/tests/lib" \
+	-o "$out/initramfs/t_ibt_remap" "$FR_TOP/tests/t_ibt_remap.c" "$FR_TOP"/tests/lib/*.c || fr_die "t_ibt_remap build failed"
 # shellcheck disable=SC2086
-${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -static -I"$FR_TOP/uapi" \
-	-o "$out/initramfs/t_shstk" "$FR_TOP/tests/t_shstk.c" || fr_die "t_shstk build failed"
+${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread -I"$FR_TOP/uapi" -I"$FR_TOP/tests/lib" \
+	-o "$out/initramfs/t_shstk" "$FR_TOP/tests/t_shstk.c" "$FR_TOP"/tests/lib/*.c || fr_die "t_shstk build failed"
 
 # The initramfs and the ISO.
 cp /bin/busybox "$out/initramfs/bin/"

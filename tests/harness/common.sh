@@ -162,9 +162,10 @@ fr_target_cc() {
 	if fr_is_arm64; then echo aarch64-linux-gnu-gcc; else echo "${CC:-cc}"; fi
 }
 
-# fr_build_fr_bench OUT USERSPACE_BUILD LOG CFLAGS...: bench/fr_bench.c,
-# static, linked with the library (built into USERSPACE_BUILD, its log in
-# LOG), as programs call it.
+# fr_build_fr_bench OUT USERSPACE_BUILD LOG CFLAGS...: fr_bench (make
+# bench-bin: bench/*.c with the test library), static, linked with the
+# library (built into USERSPACE_BUILD, its log in LOG), as programs call
+# it. CFLAGS go through make's shell: quote them for it.
 fr_build_fr_bench() {
 	local out=$1 ub=$2 log=$3
 	shift 3
@@ -172,9 +173,10 @@ fr_build_fr_bench() {
 	fr_cross make -C "$FR_TOP/userspace" --no-print-directory BUILD="$ub" \
 		$(fr_cc_args) WERROR=1 "$ub/libfastremap.a" >"$log" 2>&1 ||
 		{ tail -n 20 "$log"; fr_die "libfastremap does not build"; }
-	fr_cross "$(fr_target_cc)" -std=gnu11 -Wall -Wextra -Werror -O2 -static -pthread \
-		-I"$FR_TOP/uapi" -I"$FR_TOP/userspace" "$@" -o "$out" "$FR_TOP/bench/fr_bench.c" \
-		"$ub/libfastremap.a" || fr_die "fr_bench does not build"
+	# shellcheck disable=SC2046
+	fr_cross make -C "$FR_TOP" --no-print-directory BUILD="$(dirname "$ub")" \
+		$(fr_cc_args) WERROR=1 BENCH_BIN="$out" BENCH_DEFS="$*" bench-bin ||
+		fr_die "fr_bench does not build"
 }
 
 # make's variables for a kernel build for FR_ARCH (none for amd64).

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fr_bench's parts (bench/README.md): the contenders (contenders.c), the
+ * flush counting (trace.c), helpers and workload 4's writer thread
+ * (util.c), the workloads (workloads.c, workloads_gc.c), the statistics
+ * (stats.c) and the report (report.c), configured and run by fr_bench.c.
+ * Declarations only.
+ */
+#ifndef FR_BENCH_H
+#define FR_BENCH_H
+
+#ifndef _GNU_SOURCE
+#error "define _GNU_SOURCE before including bench.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/userfaultfd.h>
+#include <linux/fastremap.h>
+#include "fastremap.h"
+#include "tlib.h"
+
+
+#define KiB (1UL << 10)
+#define MiB (1UL << 20)
+#define GiB (1UL << 30)
+#define PAGE 4096UL
+#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((a) - 1))
+#define MAX_REPS 1000
+
+/* The configuration (cfg_load(), fr_bench.c). */
+struct bench_cfg {
+	int reps;
+	size_t size;		/* workloads 1-5, 8 */
+	long loop_n;		/* workload 6 */
+	long gc_moves;		/* workload 7 */
+	size_t gc_arena;
+	const char *workloads;
+	int trace, trace_pids, trace_buf_kb, emulated, fresh, settle;
+};
+extern struct bench_cfg cfg;
+
+/* ---- contenders ---- */
+
+enum { C_FR, C_MREMAP, C_UFFD, C_MEMCPY, NCONT };
+extern const char *const cont_name[NCONT];
+
+extern int frfd, uffd;
+extern char fr_unavail[96], uffd_unavail[96];
+extern struct fastremap_info fr_info;
+
+/* What fastremap reported for the moves of one repetition. */
+struct frstats {
+	uint64_t pud, pmd, thp, pte, flushes, calls;
+	uint64_t contpte, unfolded;	/* arm64's contiguous-PTE blocks */
+	uint64_t module;	/* calls the module made (the others: routed to mremap(2)) */
+};
+
+/*
+ * Workloads 2-5 and 9 must measure the module: a routed or declined call
+ * is an error. Workload 1p calls it directly (FASTREMAP_NO_ROUTING), for
+ * the module's own cost of a PUD-level move, which the library routes.
+ */
+extern int need_module, direct_module;
+
+void open_contenders(void);
+int uffd_register(void *addr, size_t len);
+/*
+ * One timed move of contender c, traced (tr_on()) and counted into *st;
+ * its time in *us. 0 or -errno.
+ */
+int timed_move(int c, char *src, size_t len, char *dst, struct frstats *st, double *us);
+
+/* ---- tracing ---- */
+
+#define MAX_REASONS 8
+struct flushcount {
+	int valid;
+	uint64_t total, lost;
+	int nreasons;
+	char reason[MAX_REASONS][24];
+	uint64_t count[MAX_REASONS];
+};
+
+/* Only around the moves of a traced repetition. */
+extern int tracing;
+
+const char *tr_setup(void);
+void tr_teardown(void);
+void tr_on(void);
+void tr_off(void);
+void tr_disarm(void);
+void tr_begin(void);
+void tr_end(struct flushcount *fc);
+
+/* ---- helpers (util.c) ---- */
+
+double now_us(void);
+extern unsigned char *mincore_vec;
+void mincore_init(void);
+int check_source_gone(int c, char *src, size_t len);
+long count_vmas(uintptr_t lo, uintptr_t hi);
+long anon_huge_kb(void);
+int writer_create(int cpu);
+void writer_go(void);
+void writer_stop(void);
+void writer_destroy(void);
+
+/* ---- workloads ---- */
+
+enum { K_MOVE, K_LOOP, K_GC, K_COPY, K_PINGPONG };
+
+struct workload {
+	const char *id, *name, *desc;
+	int kind;
+	size_t dst_off;		/* K_MOVE: destination offset from a 1 GiB boundary */
+	int thp, writer, mthp;
+	unsigned conts;		/* bitmask of contenders */
+	int batch;		/* K_GC: fastremap's moves per FASTREMAP_IOC_MOVE, or 0 */
+	/*
+	 * K_MOVE: the source starts this far past a 1 GiB boundary, with a
+	 * hole below it (and below the destination) back to the boundary.
+	 */
+	size_t src_off;
+	/*
+	 * 1: fastremap is the library as programs call it, which may route
+	 * the moves to mremap(2); 2: the module, called directly.
+	 */
+	int route;
+};
+
+#define B(c) (1u << (c))	/* a contender in workload.conts */
+extern const struct workload workloads[];
+extern const unsigned nwork;
+#define NWORK nwork
+
+struct cell {
+	int n;
+	double us[MAX_REPS];
+	int rep[MAX_REPS];	/* the repetition each of us[] came from */
+	char state[128];		/* "" while fine, else "error: ..." or "skip: ..." */
+	struct flushcount fc;
+	double ops;		/* moves in the traced repetition */
+	struct frstats st;	/* fastremap's counters in the traced repetition */
+	long vmas[MAX_REPS];	/* K_GC: VMAs after each repetition */
+	int nvmas;
+	long thp_kb, mthp_allocs;
+};
+
+/* One repetition's result. */
+struct rep {
+	double us;		/* per move */
+	double ops;
+	long vmas, thp_kb, mthp_allocs;
+	struct frstats st;
+};
+
+/*
+ * Per-move times of one repetition, one row per contender: paired
+ * workloads report each contender's median move, which one stall of the
+ * host (hundreds of milliseconds, landing on one contender's move) cannot
+ * move as it moves a mean of 2000.
+ */
+struct move_times {
+	double *t[NCONT];
+	long n;
+};
+
+extern int traced_rep;
+#define TRACED_LOOP_N 200
+extern const char mthp_dir[];
+
+int fail(char *msg, size_t size, const char *what, int err);
+void pool_free(void);
+void settle_init(void);
+int settle(int c);
+int rep_move(const struct workload *w, int c, int rep, struct rep *out,
+	     char *msg, size_t msz);
+int move_times_init(struct move_times *mt, int ncs, long n);
+double move_times_median(struct move_times *mt, int k);
+void move_times_free(struct move_times *mt);
+int rep_pingpong(const struct workload *w, const int *cs, int ncs, int rep,
+		 struct rep *outs, int *bad, char *msg, size_t msz);
+int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
+	     struct rep *outs, int *bad, char *msg, size_t msz);
+int run_rep(const struct workload *w, const int *cs, int ncs, int rep,
+	    struct rep *outs, int *bad, char *msg, size_t msz);
+int paired(const struct workload *w);
+
+/* ---- statistics ---- */
+
+int cmp_double(const void *a, const void *b);
+int median_ci(const double *v, int n, double *med, double *lo, double *hi);
+
+/* ---- reporting ---- */
+
+extern double t_start;
+extern struct cell (*cells)[NCONT];
+void header(void);
+int selected(const char *id);
+void run_workload(const struct workload *w, int wi, int widx, int wtotal);
+void print_csv(void);
+
+#endif /* FR_BENCH_H */

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include "bench.h"
+
+/* ---- workloads ---- */
+
+const struct workload workloads[] = {
+	/*
+	 * mremap(2) moves a whole PUD entry with one flush too: the library
+	 * routes this move to it (fastremap_remap(3), ROUTING).
+	 */
+	{ "1", "pud", "1 GiB-aligned src and dst (PUD level)", K_MOVE, 0, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, 0, 1 },
+	/*
+	 * Workload 1 back and forth, the contenders taking turns move by
+	 * move, the module called directly: its fixed cost per call against
+	 * mremap(2)'s, measured pair by pair.
+	 */
+	{ "1p", "pud_pingpong", "1 GiB moved back and forth between 1 GiB-aligned places, the module called directly",
+	  K_PINGPONG, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, 0, 2 },
+	{ "2", "pmd", "dst 2 MiB-aligned only (PMD level)", K_MOVE, 2 * MiB, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
+	{ "3", "pte", "dst misaligned by 4 KiB (PTE level)", K_MOVE, 4 * KiB, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0, 0 },
+	/*
+	 * 64 KiB mTHP, so that arm64 (6.9+) maps the source in contiguous
+	 * blocks; the destination is congruent modulo 64 KiB, so the module
+	 * moves each block whole (moved_contpte) and it stays contiguous.
+	 * x86-64 has no such blocks: arm64's bench only.
+	 */
+#ifdef __aarch64__
+	{ "3c", "pte_contpte", "64 KiB mTHP, dst misaligned by 64 KiB (PTE level, contiguous blocks)",
+	  K_MOVE, 64 * KiB, 0, 0, 1, B(C_FR) | B(C_MREMAP), 0, 0, 0 },
+#endif
+	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, 4 * KiB, 0, 1, 0,
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
+	{ "5", "thp", "THP (MADV_HUGEPAGE), dst 2 MiB-aligned", K_MOVE, 2 * MiB, 1, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
+	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, 0, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
+	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, 0, 0, 0, 1,
+	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
+	{ "7", "gc", "GC compaction: random 4-64 KiB runs into a to-space", K_GC, 0, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0, 0 },
+	{ "7b1", "gc_move1", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1", K_GC,
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, 0, 0 },
+	{ "7b64", "gc_move64", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 64", K_GC,
+	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, 0, 0 },
+	{ "7b1024", "gc_move1024", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1024",
+	  K_GC, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, 0, 0 },
+	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, 0, 0, 0, 0,
+	  B(C_MEMCPY), 0, 0, 0 },
+	{ "9", "realign", "src and dst 1 MiB into a PMD, holes below (realigned)", K_MOVE, 3 * MiB, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), .src_off = 3 * MiB },
+};
+const unsigned nwork = sizeof(workloads) / sizeof(workloads[0]);
+
+int fail(char *msg, size_t size, const char *what, int err)
+{
+	snprintf(msg, size, "error: %s: %s", what, strerror(err < 0 ? -err : err));
+	return -1;
+}
+
+/*
+ * The region workloads 1-5 and 8 move. Under emulation, faulting in 1 GiB
+ * of fresh pages costs about 2.5 s (the kernel zeroes them), a hundred
+ * times the moves being measured, so by default the region is touched
+ * once per workload and brought back to its source position between
+ * repetitions by an untimed mremap(2) at the same alignment, which builds
+ * the source's page tables afresh; every repetition then writes new tags.
+ * FASTREMAP_BENCH_FRESH=1 maps and touches new memory every repetition.
+ */
+static struct {
+	char *res, *src, *dst;
+	size_t rlen;
+	char *at;		/* where the data is: src or dst */
+	int copy_dst;		/* a touched destination for memcpy is mapped */
+} pool;
+
+void pool_free(void)
+{
+	if (pool.res)
+		munmap(pool.res, pool.rlen);
+	memset(&pool, 0, sizeof(pool));
+}
+
+static int pool_ready(const struct workload *w, char *msg, size_t msz)
+{
+	size_t len = cfg.size - w->src_off, L = ALIGN_UP(cfg.size, GiB);
+
+	if (pool.res) {
+		if (pool.at == pool.src)
+			return 0;
+		/* UFFDIO_MOVE leaves the emptied source VMA behind. */
+		munmap(pool.src, len);
+		if (mremap(pool.at, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, pool.src) != pool.src)
+			return fail(msg, msz, "restoring the source (mremap)", errno);
+		pool.at = pool.src;
+		return 0;
+	}
+	pool.rlen = 2 * L + 3 * GiB;
+	pool.res = mmap(NULL, pool.rlen, PROT_NONE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (pool.res == MAP_FAILED) {
+		pool.res = NULL;
+		return fail(msg, msz, "reserve", errno);
+	}
+	/* A PROT_NONE gap keeps source and destination VMAs apart. */
+	pool.src = (char *)ALIGN_UP((uintptr_t)pool.res, GiB);
+	pool.dst = pool.src + L + GiB + w->dst_off;
+	/* Workload 9: nothing mapped between the boundary and either end. */
+	if (w->src_off &&
+	    (munmap(pool.src, w->src_off) || munmap(pool.dst - w->dst_off, w->dst_off)))
+		return fail(msg, msz, "holes below the source and target", errno);
+	pool.src += w->src_off;
+	pool.at = pool.src;
+	if (mmap(pool.src, len, PROT_READ | PROT_WRITE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | (w->thp ? 0 : MAP_POPULATE),
+		 -1, 0) == MAP_FAILED)
+		return fail(msg, msz, "mmap source", errno);
+	if (w->thp && madvise(pool.src, len, MADV_HUGEPAGE))
+		return fail(msg, msz, "MADV_HUGEPAGE", errno);
+	/* THP: the tags written next fault the huge pages in. */
+	return 0;
+}
+
+/*
+ * Settling before a timed move of workloads 1-5 (FASTREMAP_BENCH_SETTLE).
+ *
+ * Each repetition writes tags into all 262144 pages of the 1 GiB region
+ * right before the move. Under QEMU's TCG that leaves the emulator in a
+ * state that makes the next guest system calls slow for a while: a
+ * PUD-level move, 42-50 us back to back, took 550-1300 us for both
+ * contenders right after the tags were written (the cost grows with the
+ * pages touched: 380-400 us after touching one page in eight), and a
+ * first move after 110 ms of sleep is slow too. This fits QEMU's
+ * software TLB, whose table grows with a large working set and shrinks
+ * only at a TLB flush after 100 ms of little use (accel/tcg/cputlb.c),
+ * and cold translated code after the vCPU idled; either way it is a cost
+ * of the harness, paid by whichever call comes first, neither the
+ * kernel's nor the module's. The same move timed in the same boot after
+ * two rounds of {a small flush, 110 ms of sleep} and one small untimed
+ * move by the same contender took 75-80 us, as back to back
+ * (bench/README.md, "What the bench measures").
+ */
+static char *settle_area;	/* 256 pages: 64 mapped, the rest reserved */
+#define SETTLE_PAGES 64
+
+void settle_init(void)
+{
+	settle_area = mmap(NULL, 4 * SETTLE_PAGES * PAGE, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (settle_area == MAP_FAILED ||
+	    mmap(settle_area, SETTLE_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0) == MAP_FAILED)
+		settle_area = NULL;
+}
+
+/*
+ * A small move there and back by contender c, down the path its timed
+ * move takes: for fastremap the module, or mremap(2) where the library
+ * routes the timed move (workload 1; settled through the module instead,
+ * its routed move took twice mremap(2)'s time, 7.2).
+ */
+static int settle_move(int c, char *from, char *to)
+{
+	void *res = NULL;
+
+	if (c == C_FR)
+		return fastremap_remap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
+				       MREMAP_MAYMOVE | MREMAP_FIXED, to,
+				       need_module || direct_module ?
+				       FASTREMAP_NO_FALLBACK | FASTREMAP_NO_ROUTING : 0,
+				       NULL, &res) ? -1 : 0;
+	return mremap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
+		      MREMAP_MAYMOVE | MREMAP_FIXED, to) == to ? 0 : -1;
+}
+
+int settle(int c)
+{
+	char *a = settle_area, *b = settle_area + 2 * SETTLE_PAGES * PAGE;
+	size_t i;
+	int k;
+
+	if (!cfg.settle || !a)
+		return 0;
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < SETTLE_PAGES; i++)
+			a[i * PAGE] = 1;
+		/* More pages than the kernel flushes one by one: a full flush. */
+		madvise(a, SETTLE_PAGES * PAGE, MADV_DONTNEED);
+		usleep(110000);
+	}
+	for (i = 0; i < SETTLE_PAGES; i++)
+		a[i * PAGE] = 1;
+	/* UFFDIO_MOVE needs a registered destination: mremap(2) warms the kernel's entry. */
+	if (settle_move(c == C_FR ? C_FR : C_MREMAP, a, b) ||
+	    settle_move(c == C_FR ? C_FR : C_MREMAP, b, a))
+		return -1;
+	/*
+	 * Reserve b again: left a hole, the next mmap(NULL) of another part
+	 * of the bench (the writer's buffer) could land there and be
+	 * replaced by the next settling move.
+	 */
+	if (mmap(b, SETTLE_PAGES * PAGE, PROT_NONE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		return -1;
+	return 0;
+}
+
+/* Workloads 1-5, 8 and 9: one move (or copy) of cfg.size bytes (9: less its src_off). */
+int rep_move(const struct workload *w, int c, int rep, struct rep *out,
+		    char *msg, size_t msz)
+{
+	size_t len = cfg.size - w->src_off;
+	char *src, *dst;
+	double dt;
+	int err, ret = -1;
+
+	if (pool_ready(w, msg, msz))
+		goto out;
+	src = pool.src;
+	dst = pool.dst;
+	t_tags_write(src, len, rep, 0);
+	if (w->thp)
+		out->thp_kb = anon_huge_kb();
+	switch (c) {
+	case C_FR:
+	case C_MREMAP:
+		err = munmap(dst, len);	/* the destination is a hole */
+		break;
+	case C_UFFD:
+		/* UFFDIO_MOVE moves into a registered VMA. */
+		err = mmap(dst, len, PROT_READ | PROT_WRITE,
+			   MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED;
+		if (!err)
+			err = uffd_register(dst, len);
+		break;
+	default:
+		/* memcpy into memory that is already touched: bandwidth only. */
+		err = 0;
+		if (!pool.copy_dst)
+			err = mmap(dst, len, PROT_READ | PROT_WRITE,
+				   MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				   -1, 0) == MAP_FAILED;
+		pool.copy_dst = !err;
+		break;
+	}
+	if (err) {
+		fail(msg, msz, "destination set-up", errno);
+		goto out;
+	}
+	if (c != C_MEMCPY && settle(c)) {
+		fail(msg, msz, "settling move", errno);
+		goto out;
+	}
+	if (w->writer)
+		writer_go();
+
+	err = timed_move(c, src, len, dst, &out->st, &dt);
+
+	if (w->writer)
+		writer_stop();
+	if (err) {
+		fail(msg, msz, cont_name[c], err);
+		goto out;
+	}
+	if (c != C_MEMCPY)
+		pool.at = dst;
+	if (t_tags_check(dst, len, rep, 0)) {
+		snprintf(msg, msz, "error: verify: wrong data at the destination");
+		goto out;
+	}
+	if (c != C_MEMCPY && check_source_gone(c, src, len)) {
+		size_t i, nres = 0, first = 0;
+
+		/*
+		 * For UFFDIO_MOVE, whose source VMA stays: which pages are
+		 * resident again, and what they hold (seen on 7.2, rep 1 of
+		 * workload 3, with every destination page right).
+		 */
+		if (c == C_UFFD && mincore_vec)
+			for (i = len / PAGE; i--;)
+				if (mincore_vec[i] & 1) {
+					nres++;
+					first = i;
+				}
+		char why[96];
+
+		snprintf(why, sizeof(why), "error: verify: source still mapped: %zu/%zu "
+			 "pages; first %zu: %#llx", nres,
+			 len / PAGE, first, nres ? (unsigned long long)*(volatile uint64_t *)
+			 (src + first * PAGE) : 0ULL);
+		snprintf(msg, msz, "%s", why);
+		goto out;
+	}
+	out->us = dt;
+	out->ops = 1;
+	ret = 0;
+out:
+	if (ret || cfg.fresh)
+		pool_free();
+	return ret;
+}
+
+/* Set during the extra, traced repetition of a cell. */
+int traced_rep;
+
+const char mthp_dir[] = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB";
+
+static long mthp_fault_allocs(void)
+{
+	char p[128], buf[64];
+
+	snprintf(p, sizeof(p), "%s/stats/anon_fault_alloc", mthp_dir);
+	return t_read_str(p, buf, sizeof(buf)) ? -1 : strtol(buf, NULL, 10);
+}
+
+
+
+int move_times_init(struct move_times *mt, int ncs, long n)
+{
+	int k;
+
+	memset(mt, 0, sizeof(*mt));
+	mt->n = n;
+	for (k = 0; k < ncs; k++)
+		if (!(mt->t[k] = calloc(n, sizeof(double))))
+			return -1;
+	return 0;
+}
+
+double move_times_median(struct move_times *mt, int k)
+{
+	double *v = mt->t[k];
+	long n = mt->n;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void move_times_free(struct move_times *mt)
+{
+	for (int k = 0; k < NCONT; k++)
+		free(mt->t[k]);
+}
+
+/* Moves per contender per repetition of workload 1p. */
+#define PINGPONG_MOVES 40
+
+/*
+ * Workload 1p: the 1 GiB region of workload 1 moved back and forth
+ * between its two 1 GiB-aligned places, PINGPONG_MOVES times per
+ * contender, the contenders taking turns move by move (see rep_loop());
+ * each one's median move. No settling: every move follows another.
+ */
+int rep_pingpong(const struct workload *w, const int *cs, int ncs, int rep,
+			struct rep *outs, int *bad, char *msg, size_t msz)
+{
+	size_t len = cfg.size;
+	struct move_times mt;
+	double dt;
+	char *other;
+	int err, ret = -1, k, n, c;
+
+	*bad = 0;
+	if (move_times_init(&mt, ncs, PINGPONG_MOVES)) {
+		move_times_free(&mt);
+		return fail(msg, msz, "calloc", ENOMEM);
+	}
+	if (pool_ready(w, msg, msz))
+		goto out;
+	t_tags_write(pool.src, len, rep, 0);
+	for (n = 0; n < PINGPONG_MOVES; n++) {
+		for (k = 0; k < ncs; k++) {
+			int i = (k + n) % ncs;
+
+			c = cs[i];
+			*bad = i;
+			other = pool.at == pool.src ? pool.dst : pool.src;
+			err = timed_move(c, pool.at, len, other, &outs[i].st, &dt);
+			if (err) {
+				fail(msg, msz, cont_name[c], err);
+				goto out;
+			}
+			pool.at = other;
+			mt.t[i][n] = dt;
+		}
+	}
+	if (t_tags_check(pool.at, len, rep, 0)) {
+		snprintf(msg, msz, "error: verify: wrong data after the moves");
+		goto out;
+	}
+	for (k = 0; k < ncs; k++) {
+		outs[k].us = move_times_median(&mt, k);
+		outs[k].ops = PINGPONG_MOVES;
+	}
+	ret = 0;
+out:
+	if (ret)
+		pool_free();
+	move_times_free(&mt);
+	return ret;
+}
+
+/*
+ * Workload 6: the large-folio loop (the one in the mremap PTE-batching
+ * series). The ncs contenders cs[] take turns move by move, the first
+ * one rotating, at the same addresses: host drift between the
+ * contenders' repetitions (seconds apart) cannot show as a difference
+ * between them (bench/README.md, "Routing"). outs[k] is cs[k]'s; on an
+ * error *bad is the index of the contender that failed.
+ */
+int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
+		    struct rep *outs, int *bad, char *msg, size_t msz)
+{
+	size_t rlen = 8 * MiB;
+	char *res, *base;
+	double dt, sum[NCONT] = { 0 };
+	long n, a0 = w->mthp ? mthp_fault_allocs() : -1;
+	/* Flushes per move need no 2000 samples: the traced repetition is shorter. */
+	long nmoves = traced_rep && cfg.loop_n > TRACED_LOOP_N ? TRACED_LOOP_N : cfg.loop_n;
+	int err, ret = -1, k, c;
+	struct move_times mt;
+
+	*bad = 0;
+	if (move_times_init(&mt, ncs, nmoves)) {
+		move_times_free(&mt);
+		return fail(msg, msz, "calloc", ENOMEM);
+	}
+	res = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED) {
+		move_times_free(&mt);
+		return fail(msg, msz, "reserve", errno);
+	}
+	base = (char *)ALIGN_UP((uintptr_t)res, 2 * MiB);
+	munmap(base, 2 * MiB);
+	for (n = 0; n < nmoves; n++) {
+		for (k = 0; k < ncs; k++) {
+			/*
+			 * MAP_POPULATE and a tag per page instead of memset:
+			 * the pages end up present, dirty and (6m) in 64 KiB
+			 * folios all the same, at half the cost under
+			 * emulation.
+			 */
+			int i = (int)((k + n) % ncs);
+			char *p = mmap(base, MiB, PROT_READ | PROT_WRITE,
+				       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				       -1, 0);
+
+			c = cs[i];
+			*bad = i;
+			if (p == MAP_FAILED) {
+				fail(msg, msz, "mmap", errno);
+				goto out;
+			}
+			t_tags_write(p, MiB, rep, n * (MiB / PAGE));
+
+			err = timed_move(c, base, MiB, base + MiB, &outs[i].st, &dt);
+
+			if (err) {
+				fail(msg, msz, cont_name[c], err);
+				goto out;
+			}
+			sum[i] += dt;
+			mt.t[i][n] = dt;
+			if (t_tags_check(base + MiB, MiB, rep, n * (MiB / PAGE))) {
+				snprintf(msg, msz, "error: verify: wrong data at move %ld", n);
+				goto out;
+			}
+			munmap(base + MiB, MiB);
+		}
+	}
+	for (k = 0; k < ncs; k++) {
+		outs[k].us = paired(w) ? move_times_median(&mt, k) : sum[k] / nmoves;
+		outs[k].ops = nmoves;
+		/* 64 KiB folios faulted in, shared out: every contender faults the same. */
+		if (a0 >= 0)
+			outs[k].mthp_allocs = (mthp_fault_allocs() - a0) / ncs;
+	}
+	ret = 0;
+out:
+	munmap(res, rlen);
+	move_times_free(&mt);
+	return ret;
+}
+
+/* A small, fixed-seed generator: the same runs for every contender of a round. */
