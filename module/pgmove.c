@@ -620,8 +620,9 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 }
 
 /*
- * Helpers for FASTREMAP_IOC_MOVE (move.c), which moves PTEs between
- * existing VMAs with its own folio work but the same tables and flush.
+ * Helpers for FASTREMAP_IOC_MOVE (move.c, move_pte.c), which moves PTEs
+ * between existing VMAs with its own folio work but the same tables and
+ * flush.
  */
 
 pmd_t *fr_table_lookup(struct mm_struct *mm, unsigned long addr)
