@@ -4,8 +4,6 @@
  * architecture: the page size it supports, the single TLB flush that
  * covers a pass of moved entries and tables, and how a moved PUD entry is
  * written.
- *
- * Include compat.h first (fr_call() and the x86 flush's static call).
  */
 #ifndef FASTREMAP_ARCH_H
 #define FASTREMAP_ARCH_H
@@ -13,10 +11,8 @@
 #include <linux/mm.h>
 #include <asm/pgalloc.h>
 #include <asm/tlbflush.h>
-
-#ifndef FASTREMAP_COMPAT_H
-#error "include compat.h before arch.h"
-#endif
+/* fr_call(), and x86's flush, an internal function. */
+#include "symbols.h"
 
 /*
  * The mover's extents, the tests and the benchmark assume 4 KiB pages

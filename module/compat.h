@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Everything that differs between the kernels fastremap supports lives
- * here, decided by the Kbuild feature probes in probes/ (their answers are
- * in compat-generated.h), never by version numbers. Core code is written
- * against the newest API; older kernels get a shim of that API here.
- *
- * Include this header, not symbols.h: the types of the internal functions
- * symbols.h resolves differ between kernels and are chosen here first,
- * and the wrappers at the end call them.
+ * Everything that differs between the kernels fastremap supports, as the
+ * Kbuild feature probes in probes/ decide it (their answers are in
+ * compat-generated.h), never by version numbers. Core code is written
+ * against the newest API; older kernels get a shim of that API here. The
+ * types of the internal functions symlist.h names are chosen here too;
+ * the calls to those functions are kfuncs.h's.
  */
 #ifndef FASTREMAP_COMPAT_H
 #define FASTREMAP_COMPAT_H
@@ -19,10 +17,10 @@
 #include <linux/percpu_counter.h>
 #include <linux/security.h>
 #include <linux/rmap.h>
-#include <linux/kallsyms.h>
 #include <linux/swap.h>
 #include <linux/swapops.h>
 #include "compat-generated.h"
+#include "mutant.h"
 #if defined(FR_HAVE_SOFTLEAF)
 #include <linux/leafops.h>
 #endif
@@ -112,15 +110,15 @@ typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm,
 				   unsigned long npages);
 /*
  * 7.x checks the new length, and a MREMAP_FIXED target, before it looks
- * up the source (check_mremap_params()).
+ * up the source (check_mremap_params()). The mutant swaps the orders.
  */
-#define FR_MREMAP_EARLY_TARGET_CHECKS 1
+#define FR_MREMAP_EARLY_TARGET_CHECKS (!FR_MUTANT(ERRNO_ORDER))
 /* 7.x moves a plain MREMAP_FIXED source that spans several VMAs. */
 #define FR_MREMAP_MULTI_VMA_MOVES 1
 #else
 typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
 				   unsigned long npages);
-#define FR_MREMAP_EARLY_TARGET_CHECKS 0
+#define FR_MREMAP_EARLY_TARGET_CHECKS FR_MUTANT(ERRNO_ORDER)
 #define FR_MREMAP_MULTI_VMA_MOVES 0
 #endif
 
@@ -134,163 +132,6 @@ typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry,
 #else
 typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry);
 #endif
-
-#include "symbols.h"
-
-/* Folded (arm64's four levels have no P4D), it is mm.h's inline. */
-static inline int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd,
-			       unsigned long addr)
-{
-#if defined(__PAGETABLE_P4D_FOLDED)
-	return __p4d_alloc(mm, pgd, addr);
-#else
-	return fr_call(__p4d_alloc, mm, pgd, addr);
-#endif
-}
-
-/* A PTE reclaim cleared with its flush still pending must not move. */
-static inline void fr_flush_tlb_batched_pending(struct mm_struct *mm)
-{
-#if defined(CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH)
-	fr_call(flush_tlb_batched_pending, mm);
-#endif
-}
-
-static inline struct vm_area_struct *
-fr_copy_vma(struct vm_area_struct **vmap, unsigned long addr,
-	    unsigned long len, pgoff_t pgoff, bool *need_rmap_locks,
-	    bool keep_source)
-{
-	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks,
-		       keep_source);
-}
-
-static inline bool fr_may_expand_vm(struct mm_struct *mm,
-				    struct vm_area_struct *vma,
-				    unsigned long npages)
-{
-#if defined(FR_HAVE_VMA_FLAGS_T)
-	vma_flags_t flags = vma->flags;
-
-	return fr_call(may_expand_vm, mm, &flags, npages);
-#else
-	return fr_call(may_expand_vm, mm, vma->vm_flags, npages);
-#endif
-}
-
-/* get_unmapped_area() became an inline over an internal function in 6.10. */
-static inline unsigned long fr_get_unmapped_area(struct file *file,
-						 unsigned long addr,
-						 unsigned long len,
-						 unsigned long pgoff,
-						 unsigned long flags)
-{
-#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
-	return fr_call(__get_unmapped_area, file, addr, len, pgoff, flags, 0);
-#else
-	return get_unmapped_area(file, addr, len, pgoff, flags);
-#endif
-}
-
-static inline void fr_split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd,
-				     unsigned long addr)
-{
-#if defined(FR_HAVE_SPLIT_HUGE_PMD_NO_FOLIO)
-	fr_call(__split_huge_pmd, vma, pmd, addr, false);
-#else
-	fr_call(__split_huge_pmd, vma, pmd, addr, false, NULL);
-#endif
-}
-
-/* The committed-memory counter's inline helpers use unexported data. */
-static inline void fr_vm_acct_memory(long pages)
-{
-	percpu_counter_add_batch(fr_sym.vm_committed_as, pages,
-				 *fr_sym.vm_committed_as_batch);
-}
-
-static inline void fr_vm_unacct_memory(long pages)
-{
-	fr_vm_acct_memory(-pages);
-}
-
-static inline int fr_max_map_count(void)
-{
-	return READ_ONCE(*fr_sym.sysctl_max_map_count);
-}
-
-/*
- * mmu notifiers, as mmu_notifier_invalidate_range_start/_end() do it
- * (those inlines call the unexported functions directly).
- */
-static inline void fr_mmu_notifier_start(struct mmu_notifier_range *range,
-					 struct vm_area_struct *vma,
-					 unsigned long start,
-					 unsigned long end)
-{
-#if defined(FR_HAVE_MMU_NOTIFIER_RANGE_INIT_VMA)
-	mmu_notifier_range_init(range, MMU_NOTIFY_UNMAP, 0, vma, vma->vm_mm,
-				start, end);
-#else
-	mmu_notifier_range_init(range, MMU_NOTIFY_UNMAP, 0, vma->vm_mm, start,
-				end);
-#endif
-	might_sleep();
-	if (mm_has_notifiers(range->mm)) {
-		range->flags |= MMU_NOTIFIER_RANGE_BLOCKABLE;
-		fr_call(__mmu_notifier_invalidate_range_start, range);
-	}
-}
-
-static inline void fr_mmu_notifier_end(struct mmu_notifier_range *range)
-{
-	if (!mm_has_notifiers(range->mm))
-		return;
-#if defined(FR_HAVE_MMU_NOTIFIER_END_ONLY_END)
-	fr_call(__mmu_notifier_invalidate_range_end, range, false);
-#else
-	fr_call(__mmu_notifier_invalidate_range_end, range);
-#endif
-}
-
-/*
- * Could the VMA grow in place by @delta? mm/mremap.c's vma_expandable():
- * mremap(2) grows in place when it can, which is not a move.
- */
-static inline bool fr_vma_expandable(struct vm_area_struct *vma,
-				     unsigned long delta)
-{
-	unsigned long end = vma->vm_end + delta;
-
-	if (end < vma->vm_end)
-		return false;
-	if (find_vma_intersection(vma->vm_mm, vma->vm_end, end))
-		return false;
-	if (fr_get_unmapped_area(NULL, vma->vm_start, end - vma->vm_start, 0,
-				 MAP_FIXED) & ~PAGE_MASK)
-		return false;
-	return true;
-}
-
-/*
- * After a MREMAP_DONTUNMAP move the source stays mapped, empty: mm/mremap.c
- * drops its mlock and, when the whole VMA moved, its anon_vma links, and
- * gives it the page offset of an unfaulted anonymous VMA. copy_vma() was
- * told to keep the source apart; were it merged into the destination
- * anyway, its anon_vma would still map the moved pages, so leave it be.
- */
-static inline void fr_dontunmap_complete(struct vm_area_struct *vma,
-					 struct vm_area_struct *new_vma,
-					 unsigned long start, unsigned long len)
-{
-	vm_flags_clear(vma, VM_LOCKED | VM_LOCKONFAULT);
-	if (new_vma == vma || vma->vm_start != start ||
-	    vma->vm_end != start + len)
-		return;
-	fr_call(unlink_anon_vmas, vma);
-	if (vma_is_anonymous(vma) && !vma->vm_file)
-		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
-}
 
 /* What a non-present, non-none PTE holds, for FASTREMAP_IOC_MOVE. */
 enum fr_leaf {
@@ -321,35 +162,10 @@ static inline enum fr_leaf fr_pte_leaf(pte_t pte, swp_entry_t *entry)
 	return FR_LEAF_OTHER;
 }
 
-/*
- * The swap-cache folio of @entry, referenced, or NULL. The caller keeps
- * the device from being swapped off otherwise (see move.c). On 6.x the
- * lookup also clears PG_readahead (alias PG_reclaim) and counts a
- * readahead hit if it was set; fr_move_swap() says why that is kept.
- */
-static inline struct folio *fr_swap_cache_folio(swp_entry_t entry)
-{
-#if defined(FR_HAVE_SWAP_ADDRESS_SPACE)
-	return fr_call(swap_cache_get_folio, entry, NULL, 0);
-#else
-	return fr_call(swap_cache_get_folio, entry);
-#endif
-}
-
 /* The swap entry a swap-cache folio caches (folio->swap since 6.6). */
 static inline unsigned long fr_folio_swap_val(struct folio *folio)
 {
 	return (unsigned long)folio->private;
-}
-
-/* Splits a locked large folio into small ones: split_folio(). */
-static inline int fr_split_folio(struct folio *folio)
-{
-#if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
-	return fr_call(split_folio_to_list, folio, NULL);
-#else
-	return fr_call(split_huge_page_to_list, &folio->page, NULL);
-#endif
 }
 
 /*

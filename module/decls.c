@@ -23,7 +23,7 @@
 
 #include <linux/mm.h>
 #include <asm/tlbflush.h>
-#include "compat.h"
+#include "symbols.h"
 #include "decls-generated.h"
 
 /* symlist.h once more, each entry now its function's checks. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fastremap: the misc device /dev/fastremap and its ioctls.
+ * fastremap: the module's load and unload, the misc device /dev/fastremap,
+ * its ioctls' dispatch and FASTREMAP_IOC_INFO.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,7 +14,9 @@
 #include <linux/device.h>
 #include <linux/fastremap.h>
 #include "compat.h"
+#include "symbols.h"
 #include "remap.h"
+#include "uaccess.h"
 #include "move.h"
 #include "testhooks.h"
 
@@ -21,6 +24,8 @@
 #define FR_IOCTLS		(FR_IOCTL_BIT(FASTREMAP_IOC_INFO) | \
 				 FR_IOCTL_BIT(FASTREMAP_IOC_REMAP) | \
 				 FR_IOCTL_BIT(FASTREMAP_IOC_MOVE))
+/* An ioctl command without its size bits. */
+#define FR_IOC_NOSIZE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static u64 fr_features(void)
 {
@@ -36,79 +41,16 @@ static u64 fr_features(void)
 	return f;
 }
 
-/*
- * Copies an extensible ioctl structure in: its first u32 is the caller's
- * size. Fields the caller did not pass read as zero; a caller that sets
- * fields this module does not know gets EINVAL, as does a size below the
- * first published one.
- */
-int fr_copy_in(void *dst, size_t ksize, size_t minsize,
-		      void __user *src, u32 *usize)
-{
-	const u64 __user *u = src;
-	u64 *k = dst;
-	size_t i;
-	int ret;
-
-	if (get_user(*usize, (u32 __user *)src))
-		return -EFAULT;
-	if (*usize < minsize || *usize > PAGE_SIZE)
-		return -EINVAL;
-	if (*usize != ksize || !IS_ALIGNED(ksize, sizeof(u64))) {
-		ret = copy_struct_from_user(dst, ksize, src, *usize);
-		return ret == -E2BIG ? -EINVAL : ret;
-	}
-	/*
-	 * The caller's size is ours (the common case): 8-byte loads in one
-	 * user-access window. copy_from_user() is a "rep movsb" on x86 CPUs
-	 * with fast short moves, which QEMU's TCG runs a byte at a time,
-	 * about a microsecond per structure.
-	 */
-	if (!user_access_begin(u, ksize))
-		return -EFAULT;
-	for (i = 0; i < ksize / sizeof(u64); i++)
-		unsafe_get_user(k[i], &u[i], efault);
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-}
-
-/* copy_to_user() of @len bytes, with 8-byte stores when @len allows (fr_copy_in()). */
-int fr_copy_out(void __user *dst, const void *src, size_t len)
-{
-	u64 __user *u = dst;
-	const u64 *k = src;
-	size_t i;
-
-	if (!IS_ALIGNED(len, sizeof(u64)) || !IS_ALIGNED((unsigned long)src, sizeof(u64)))
-		return copy_to_user(dst, src, len) ? -EFAULT : 0;
-	if (!user_access_begin(u, len))
-		return -EFAULT;
-	for (i = 0; i < len / sizeof(u64); i++)
-		unsafe_put_user(k[i], &u[i], efault);
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-}
-
 static long fr_ioctl_info(void __user *uarg)
 {
 	struct fastremap_info info;
 	u32 usize;
 	int ret;
 
-	ret = fr_copy_in(&info, sizeof(info), FASTREMAP_INFO_SIZE_VER0, uarg,
-			 &usize);
+	/* abi_version, features and ioctls are outputs; their input is ignored. */
+	ret = fr_copy_request(&info, FASTREMAP_INFO_SIZE_VER0, uarg, &usize, 0);
 	if (ret)
 		return ret;
-	/* abi_version, features and ioctls are outputs; their input is ignored. */
-	if (info.flags || info.__pad0 ||
-	    memchr_inv(info.reserved, 0, sizeof(info.reserved)))
-		return -EINVAL;
 
 	memset(&info, 0, sizeof(info));
 	info.size = min_t(u32, usize, sizeof(info));
@@ -129,28 +71,19 @@ static long fr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	 * through their size field, so the size bits of a newer caller's
 	 * command may differ from ours.
 	 */
-	if (_IOC_TYPE(cmd) != FASTREMAP_IOC_MAGIC)
-		return -ENOTTY;
-	switch (_IOC_NR(cmd)) {
-	case _IOC_NR(FASTREMAP_IOC_INFO):
-		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_INFO))
-			return -ENOTTY;
+	switch (FR_IOC_NOSIZE(cmd)) {
+	case FR_IOC_NOSIZE(FASTREMAP_IOC_INFO):
 		return fr_ioctl_info(uarg);
-	case _IOC_NR(FASTREMAP_IOC_REMAP):
-		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_REMAP))
-			return -ENOTTY;
+	case FR_IOC_NOSIZE(FASTREMAP_IOC_REMAP):
+	case FR_IOC_NOSIZE(FASTREMAP_IOC_MOVE):
 		/*
 		 * Moves need the device open for writing, so that a site's
 		 * read-only grant (a 0640 udev rule, say) allows INFO only.
 		 */
 		if (!(file->f_mode & FMODE_WRITE))
 			return -EBADF;
-		return fr_ioctl_remap(uarg);
-	case _IOC_NR(FASTREMAP_IOC_MOVE):
-		if (_IOC_DIR(cmd) != _IOC_DIR(FASTREMAP_IOC_MOVE))
-			return -ENOTTY;
-		if (!(file->f_mode & FMODE_WRITE))
-			return -EBADF;
+		if (_IOC_NR(cmd) == _IOC_NR(FASTREMAP_IOC_REMAP))
+			return fr_ioctl_remap(uarg);
 		return fr_ioctl_move(file, uarg);
 	}
 	return -ENOTTY;

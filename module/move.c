@@ -24,25 +24,27 @@
  * the same page. A pass is bounded (FR_MOVE_PASS_PAGES) so that the
  * anon_vma lock, which fork, exit and reclaim of these pages wait for, is
  * not held for a huge batch at once.
+ *
+ * This file holds the call, the VMA checks, the prepare half of a pass
+ * and the pass loop; move_pte.c moves the entries, move_vec.c reads and
+ * checks the caller's vector.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/rmap.h>
-#include <linux/sort.h>
-#include <linux/slab.h>
 #include <linux/pagemap.h>
 #include <linux/sched/signal.h>
-#include <linux/sizes.h>
-#include <linux/uaccess.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/fastremap.h>
 #include "compat.h"
-#include "arch.h"
+#include "symbols.h"
+#include "kfuncs.h"
 #include "pgmove.h"
-#include "remap.h"
+#include "uaccess.h"
 #include "move.h"
+#include "move_internal.h"
 #include "hot.h"
 #include "mutant.h"
 #include "testhooks.h"
@@ -61,140 +63,6 @@
  * time, gives EBUSY; a migration that does not finish gives EAGAIN.
  */
 #define FR_MOVE_MAX_STALLS	64
-
-/* Internal results of a pass: end it, drop the locks, and go on. */
-#define FR_RETRY	1	/* prepare again (split, table), or wait for b->wait */
-#define FR_WAIT		2	/* a migration entry: let the migration finish */
-
-/*
- * The PMD entry over one 2 MiB of address space, kept between extents:
- * consecutive moves mostly share a source or destination table. The
- * pointer stays valid for the whole call: PMD tables are freed only with
- * mmap_lock held for write, which the call holds; what the entry holds
- * is read again at each use.
- */
-struct fr_pmd_cache {
-	unsigned long base;
-	pmd_t *pmd;
-};
-
-struct fr_batch {
-	struct mm_struct *mm;
-	const struct fastremap_move_vec *v;
-	u32 count;
-	u32 flags;
-	/* The anon_vma whose root lock is held while entries move. */
-	struct anon_vma *anon_vma;
-	/* Progress: v[i] is the next move, off bytes of it are done. */
-	u32 i;
-	unsigned long off;
-	/* The end of the current pass, as a position like (i, off). */
-	u32 end_i;
-	unsigned long end_off;
-	/* How far this call's prepare passes have reached, likewise. */
-	u32 prep_i;
-	unsigned long prep_off;
-	/* The span of source addresses moved since the last flush. */
-	unsigned long lo, hi;
-	/* The VMA fr_move_vma_at() found last. */
-	struct vm_area_struct *last_vma;
-	struct fr_pmd_cache src_pmd, dst_pmd;
-	/* A folio to lock and unlock (referenced) before the next pass. */
-	struct folio *wait;
-	struct fr_move_stats stats;
-	u64 split;
-};
-
-
-struct fr_range {
-	unsigned long start, end;
-};
-
-static int fr_range_cmp(const void *a, const void *b)
-{
-	const struct fr_range *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return 0;
-}
-
-/* EINVAL if any two of @n ranges overlap (sorts @r). */
-static int fr_ranges_disjoint(struct fr_range *r, u32 n)
-{
-	u32 k;
-
-	sort(r, n, sizeof(*r), fr_range_cmp, NULL);
-	for (k = 1; k < n; k++)
-		if (r[k].start < r[k - 1].end)
-			return -EINVAL;
-	return 0;
-}
-
-static bool fr_overlap(unsigned long a, unsigned long alen, unsigned long b,
-		       unsigned long blen)
-{
-	return a < b + blen && b < a + alen;
-}
-
-/*
- * Whether sources and destinations both come in address order, each past
- * the end of the one before: then no two overlap, without a sort. A
- * compacting collector's vector usually does (it walks from-space in
- * order and bumps a pointer in to-space).
- */
-static bool fr_vec_ascending(const struct fastremap_move_vec *v, u32 n)
-{
-	u32 k;
-
-	for (k = 1; k < n; k++)
-		if (v[k].src < v[k - 1].src + v[k - 1].len ||
-		    v[k].dst < v[k - 1].dst + v[k - 1].len)
-			return false;
-	return true;
-}
-
-/*
- * Everything about the vector that needs no VMA: alignment, bounds,
- * overlaps, and the request structure outside every range (the result
- * is written there after the moves: inside a source it would fault a
- * fresh page in, inside a destination it would overwrite moved memory).
- */
-static int fr_move_check_vec(const struct fastremap_move_vec *v, u32 n,
-			     unsigned long req, unsigned long req_len)
-{
-	struct fr_range *r;
-	int ret = 0;
-	u32 k;
-
-	for (k = 0; k < n; k++) {
-		if (!v[k].len || offset_in_page(v[k].src | v[k].dst | v[k].len))
-			return -EINVAL;
-		if (v[k].len > TASK_SIZE || v[k].src > TASK_SIZE - v[k].len ||
-		    v[k].dst > TASK_SIZE - v[k].len)
-			return -EINVAL;
-		if (fr_overlap(v[k].src, v[k].len, v[k].dst, v[k].len))
-			return -EINVAL;
-		if (fr_overlap(req, req_len, v[k].src, v[k].len) ||
-		    fr_overlap(req, req_len, v[k].dst, v[k].len))
-			return -EINVAL;
-	}
-	if (n == 1 || fr_vec_ascending(v, n))
-		return 0;
-	r = kvmalloc_array(n, sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
-	for (k = 0; k < n; k++)
-		r[k] = (struct fr_range){ v[k].src, v[k].src + v[k].len };
-	ret = fr_ranges_disjoint(r, n);
-	if (!ret) {
-		for (k = 0; k < n; k++)
-			r[k] = (struct fr_range){ v[k].dst, v[k].dst + v[k].len };
-		ret = fr_ranges_disjoint(r, n);
-	}
-	kvfree(r);
-	return ret;
-}
 
 /* The VMAs pages can move between: private anonymous memory only. */
 static int fr_move_vma_ok(struct vm_area_struct *vma)
@@ -237,7 +105,7 @@ static struct vm_area_struct *fr_move_vma_at(struct fr_batch *b,
 }
 
 /* [addr, addr + len) inside one VMA, which is returned. */
-static struct vm_area_struct *fr_move_vma(struct fr_batch *b,
+static struct vm_area_struct *fr_move_range_vma(struct fr_batch *b,
 					  unsigned long addr,
 					  unsigned long len)
 {
@@ -263,8 +131,8 @@ static int fr_move_check_vmas(struct fr_batch *b)
 
 	/* A heap's moves mostly share one pair of VMAs: each pair is checked once. */
 	for (k = 0; k < b->count; k++) {
-		src = fr_move_vma(b, b->v[k].src, b->v[k].len);
-		dst = fr_move_vma(b, b->v[k].dst, b->v[k].len);
+		src = fr_move_range_vma(b, b->v[k].src, b->v[k].len);
+		dst = fr_move_range_vma(b, b->v[k].dst, b->v[k].len);
 		if (!src || !dst)
 			return -EFAULT;
 		if (src == psrc && dst == pdst)
@@ -353,23 +221,6 @@ static bool fr_move_seg(struct fr_batch *b, u32 k, unsigned long *s,
 	return *s < *e;
 }
 
-/* The PMD entry over @addr, or NULL if a level above it is missing. */
-static pmd_t *fr_move_pmd(struct fr_batch *b, struct fr_pmd_cache *c,
-			  unsigned long addr)
-{
-	if (c->pmd && c->base == (addr & PMD_MASK))
-		return c->pmd;
-	c->base = addr & PMD_MASK;
-	c->pmd = fr_table_lookup(b->mm, addr);
-	return c->pmd;
-}
-
-/* A PMD that maps a huge page or holds a migration or swap entry. */
-static bool fr_move_pmd_huge(pmd_t pmd)
-{
-	return !pmd_none(pmd) && (!pmd_present(pmd) || pmd_leaf(pmd));
-}
-
 /* The folio a present PTE maps, if it is an ordinary one. */
 static struct folio *fr_move_pte_folio(pte_t pte)
 {
@@ -378,18 +229,6 @@ static struct folio *fr_move_pte_folio(pte_t pte)
 	if (is_zero_pfn(pfn) || pte_special(pte) || !pfn_valid(pfn))
 		return NULL;
 	return page_folio(pfn_to_page(pfn));
-}
-
-/*
- * Whether @page may leave this process's page tables at all: exclusive to
- * it (not shared with a child since fork(2)) and not pinned. Asked before
- * a large folio is split too: a page that cannot move is no reason to
- * split a folio that a child may map whole.
- */
-static bool fr_move_page_movable(struct page *page)
-{
-	return (PageAnonExclusive(page) || FR_MUTANT(MOVE_NO_EXCLUSIVE)) &&
-	       !folio_maybe_dma_pinned(page_folio(page));
 }
 
 /*
@@ -483,33 +322,6 @@ again:
 }
 
 /*
- * Whether the @len bytes at the source PMD @pmd are a THP of this
- * process's that may move whole: a whole, aligned PMD on both sides
- * (fr_move_extent() cut @len at both boundaries) with an anonymous folio.
- * The destination must also be none; the huge zero page is split instead.
- */
-static bool fr_move_thp_whole(struct fr_batch *b, pmd_t *pmd, unsigned long len)
-{
-	pmd_t pmdval;
-
-	if (!pmd || len != PMD_SIZE)
-		return false;
-	pmdval = READ_ONCE(*pmd);
-	if (!pmd_present(pmdval) || !pmd_leaf(pmdval))
-		return false;
-	return folio_test_anon(page_folio(pmd_page(pmdval)));
-}
-
-/* A PMD-mapped THP of this process's that must not move (nor be split). */
-static bool fr_move_thp_stuck(pmd_t pmd)
-{
-	struct page *page = pmd_page(pmd);
-
-	return folio_test_anon(page_folio(page)) && !fr_move_page_movable(page) &&
-	       !FR_MUTANT(MOVE_SPLIT_SHARED);
-}
-
-/*
  * The sleeping half of a pass: destination tables, and sources without
  * huge PMDs or large folios, except THPs that move whole. ENOMEM if a table cannot be allocated.
  */
@@ -573,369 +385,6 @@ static int fr_move_prepare(struct fr_batch *b)
 	b->prep_i = b->end_i;
 	b->prep_off = b->end_off;
 	return 0;
-}
-
-static void fr_move_moved(struct fr_batch *b, unsigned long src)
-{
-	if (b->hi <= b->lo) {
-		b->lo = src;
-		b->hi = src + PAGE_SIZE;
-	} else {
-		b->lo = min(b->lo, src);
-		b->hi = max(b->hi, src + PAGE_SIZE);
-	}
-	b->stats.pte++;
-}
-
-/*
- * Moves one present PTE (a small exclusive anonymous folio or the zero
- * page). Inlined into fr_move_entries()'s loop, with everything it calls.
- */
-static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
-			   unsigned long src, unsigned long dst, pte_t *src_pte,
-			   pte_t *dst_pte, pte_t orig)
-{
-	unsigned long pfn = pte_pfn(orig);
-	struct folio *folio = NULL;
-	bool locked = false;
-	struct page *page;
-	pte_t pte;
-
-	if (!is_zero_pfn(pfn)) {
-		/*
-		 * No pfn_valid(): in a private anonymous VMA (no PFN or
-		 * mixed maps, fr_move_vma_ok()) a present entry that is not
-		 * special maps a page with a struct page, which is what
-		 * vm_normal_page() assumes too.
-		 */
-		if (pte_special(orig))
-			return -EBUSY;
-		page = pfn_to_page(pfn);
-		folio = page_folio(page);
-		if (!folio_test_anon(folio) || folio_test_ksm(folio) ||
-		    !fr_move_page_movable(page))
-			return -EBUSY;
-		if (folio_test_large(folio))
-			return FR_RETRY;
-		/*
-		 * The folio lock is taken only when the folio changes
-		 * anon_vma. Within one anon_vma (a heap is one VMA) only
-		 * the index changes, and everyone who reads it for a mapped
-		 * folio already waits for us: rmap walkers (reclaim,
-		 * migration, memory failure, splits, page_idle) read it
-		 * after taking the anon_vma root lock, which we hold for
-		 * write; faults, GUP's slow path, madvise, KSM, khugepaged,
-		 * swapoff and /proc readers need mmap_lock or a VMA read
-		 * lock first, excluded until the call returns. A walker
-		 * that locked the folio before us still reads the index
-		 * under the root lock, so it finds the folio at one place
-		 * or the other, never between: the folio lock adds nothing
-		 * there. The folio is small and exclusive, so no split and
-		 * no other mm's rmap work can hold it meanwhile. When the
-		 * anon_vma changes, a walker may already have read the old
-		 * one without the root lock (folio_lock_anon_vma_read()):
-		 * one that holds the folio lock must then see it unchanged,
-		 * so that case trylocks as UFFDIO_MOVE does.
-		 */
-		if (READ_ONCE(folio->mapping) != (struct address_space *)
-		    ((unsigned long)dvma->anon_vma + FR_MAPPING_ANON)) {
-			if (!fr_anon_vma_may_become(fr_folio_anon_vma(folio),
-						    dvma->anon_vma))
-				return -EXDEV;
-			if (!folio_trylock(folio)) {
-				folio_get(folio);
-				b->wait = folio;
-				return FR_RETRY;
-			}
-			locked = true;
-		}
-	}
-	pte = ptep_get_and_clear(b->mm, src, src_pte);
-	if (folio) {
-		/*
-		 * GUP-fast pins the folio, then reads the PTE again and backs
-		 * off if it changed: with the entry cleared before the pin
-		 * count is read, either it sees the clear or we see its pin.
-		 * ptep_get_and_clear() is an atomic exchange on both
-		 * architectures the module builds for (x86 xchg, a full
-		 * barrier already; arm64 xchg_relaxed, which this turns
-		 * into smp_mb()), so it orders like any atomic here.
-		 */
-		smp_mb__after_atomic();
-		if (folio_maybe_dma_pinned(folio)) {
-			set_pte_at(b->mm, src, src_pte, pte);
-			if (locked)
-				folio_unlock(folio);
-			return -EBUSY;
-		}
-		if (locked)
-			fr_folio_move_anon(folio, dvma->anon_vma);
-		if (!FR_MUTANT(MOVE_NO_INDEX))
-			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
-	}
-	/*
-	 * Until the flush, another CPU may write this page through a stale
-	 * clean TLB entry for @src. Were @src refilled by a later move of
-	 * the batch, its dirty-bit update could land on the new entry and
-	 * leave this page modified under a clean PTE, which reclaim would
-	 * then drop from the swap cache. A writable entry moves dirty.
-	 */
-	if (pte_write(pte))
-		pte = pte_mkdirty(pte);
-	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
-	if (locked)
-		folio_unlock(folio);
-	fr_move_moved(b, src);
-	return 0;
-}
-
-/*
- * Moves a swap entry, and re-homes its swap-cache folio if it has one
- * that was mapped (an unmapped one read ahead gets its index when it is
- * mapped). Swapoff cannot free the device meanwhile: it must replace
- * this entry first, under this mm's mmap_lock, which we hold for write.
- */
-static noinline int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma,
-			unsigned long src, unsigned long dst, pte_t *src_pte,
-			pte_t *dst_pte, pte_t orig)
-{
-	struct folio *folio;
-	swp_entry_t entry;
-	pte_t pte;
-
-	switch (fr_pte_leaf(orig, &entry)) {
-	case FR_LEAF_SWAP:
-		break;
-	case FR_LEAF_MIGRATION:
-		return FR_WAIT;
-	default:
-		return -EFAULT;
-	}
-	/* Shared with a child since fork(2). */
-	if (!pte_swp_exclusive(orig))
-		return -EBUSY;
-	/*
-	 * On 6.x this is swap_cache_get_folio() without a VMA, as shmem's
-	 * swap-in calls it: a folio still marked PG_readahead (read ahead,
-	 * never mapped), or PG_reclaim, the same bit (under writeback for
-	 * reclaim), loses the mark and counts a readahead hit (SWAP_RA_HIT,
-	 * and swapin_readahead_hits, which sizes the next cluster
-	 * readahead's window). The destination's fault then credits no hit
-	 * to its VMA's window, and folio_end_writeback() does not rotate
-	 * the folio to the inactive tail. Readahead sizing and LRU order
-	 * only, one hit per folio at most. UFFDIO_MOVE and memcg's charge
-	 * moving skip the accounting with filemap_get_folio() on
-	 * swap_address_space(), which needs mm/swap.h's private layout:
-	 * swapper_spaces is not exported and its index changed between 6.1
-	 * and 6.12 (swap_cache_index()), which no feature test can see. On
-	 * 7.x the lookup counts nothing (the fault calls
-	 * swap_update_readahead()).
-	 *
-	 * The folio is mapped nowhere (the entry is exclusive), so no rmap
-	 * walk that reads its anon_vma now can miss it: folio_referenced()
-	 * returns at once for a zero mapcount, folio_lock_anon_vma_read()
-	 * gives up on an unmapped folio, and the walkers that go on
-	 * (try_to_unmap(), migration) hold the folio lock, taken first
-	 * here. folio_referenced()'s lockless caller, shrink_active_list(),
-	 * keeps the folio off the LRU, so reclaim cannot have unmapped it
-	 * into this entry during that walk. A lockless walker that read the
-	 * old anon_vma while the folio was still mapped and locks it only
-	 * after the destination's fault maps the folio again (page_idle,
-	 * DAMON) meets what a move of a mapped folio leaves it: 6.1's
-	 * folio_lock_anon_vma_read() does not check folio->mapping again
-	 * after locking, as kernels with UFFDIO_MOVE do.
-	 */
-	folio = fr_swap_cache_folio(entry);
-	if (folio) {
-		if (folio_test_large(folio)) {
-			folio_put(folio);
-			return -EBUSY;
-		}
-		if (!folio_trylock(folio)) {
-			b->wait = folio;
-			return FR_RETRY;
-		}
-		if (folio_test_swapcache(folio) &&
-		    fr_folio_swap_val(folio) == entry.val &&
-		    folio_test_anon(folio)) {
-			fr_folio_move_anon(folio, dvma->anon_vma);
-			if (!FR_MUTANT(MOVE_NO_INDEX))
-				WRITE_ONCE(folio->index,
-					   linear_page_index(dvma, dst));
-		}
-	}
-	pte = ptep_get_and_clear(b->mm, src, src_pte);
-	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
-	if (folio) {
-		folio_unlock(folio);
-		folio_put(folio);
-	}
-	fr_move_moved(b, src);
-	return 0;
-}
-
-/*
- * Moves a PMD-mapped THP whole, as move_pages_huge_pmd() does: the same
- * checks as for a small folio, the deposited PTE table follows it.
- */
-static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
-		       unsigned long src, unsigned long dst, pmd_t *src_pmd,
-		       pmd_t *dst_pmd)
-{
-	spinlock_t *src_ptl = pmd_lockptr(b->mm, src_pmd);
-	spinlock_t *dst_ptl = pmd_lockptr(b->mm, dst_pmd);
-	struct folio *folio;
-	struct page *page;
-	pgtable_t pgtable;
-	int ret = 0;
-	pmd_t pmd;
-
-	fr_lock2(src_ptl, dst_ptl);
-	pmd = *src_pmd;
-	if (!pmd_present(pmd) || !pmd_leaf(pmd) || !pmd_none(*dst_pmd)) {
-		ret = FR_RETRY;
-		goto out;
-	}
-	page = pmd_page(pmd);
-	folio = page_folio(page);
-	if (!folio_test_anon(folio)) {
-		ret = FR_RETRY;		/* the huge zero page: split it */
-		goto out;
-	}
-	if (!fr_move_page_movable(page)) {
-		ret = -EBUSY;
-		goto out;
-	}
-	if (!fr_anon_vma_may_become(fr_folio_anon_vma(folio), dvma->anon_vma)) {
-		ret = -EXDEV;
-		goto out;
-	}
-	if (!folio_trylock(folio)) {
-		folio_get(folio);
-		b->wait = folio;
-		ret = FR_RETRY;
-		goto out;
-	}
-	pmd = pmdp_huge_get_and_clear(b->mm, src, src_pmd);
-	/* As in fr_move_present(): a GUP-fast pin or our clear, seen. */
-	smp_mb();
-	if (folio_maybe_dma_pinned(folio)) {
-		set_pmd_at(b->mm, src, src_pmd, pmd);
-		folio_unlock(folio);
-		ret = -EBUSY;
-		goto out;
-	}
-	fr_folio_move_anon(folio, dvma->anon_vma);
-	if (!FR_MUTANT(MOVE_NO_INDEX))
-		WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
-	if (dst_ptl != src_ptl) {
-		pgtable = fr_call(pgtable_trans_huge_withdraw, b->mm, src_pmd);
-		fr_call(pgtable_trans_huge_deposit, b->mm, dst_pmd, pgtable);
-	}
-	/* As in fr_move_present(): a writable entry moves dirty. */
-	if (pmd_write(pmd))
-		pmd = pmd_mkdirty(pmd);
-	set_pmd_at(b->mm, dst, dst_pmd, fr_moved_pmd(pmd));
-	folio_unlock(folio);
-	b->stats.thp++;
-	if (b->hi <= b->lo) {
-		b->lo = src;
-		b->hi = src + PMD_SIZE;
-	} else {
-		b->lo = min(b->lo, src);
-		b->hi = max(b->hi, src + PMD_SIZE);
-	}
-out:
-	fr_unlock2(src_ptl, dst_ptl);
-	return ret;
-}
-
-/*
- * Moves up to @len bytes (inside one PTE table on each side) from @src to
- * @dst; *done is set to the bytes done, holes skipped included.
- *
- * The per-page loop of every batch, placed as fr_walk() is (hot.h): a
- * page of text of its own, and flattened, so that the checks of a
- * present entry (pfn_valid() and its section lookup, the folio tests,
- * the store) are inlined rather than left as calls out of the page per
- * entry. Swap entries and THPs, rare in a collector's heap, take calls.
- */
-static noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(struct fr_batch *b,
-			struct vm_area_struct *dvma, unsigned long src,
-			unsigned long dst, unsigned long len, unsigned long *done)
-{
-	spinlock_t *src_ptl, *dst_ptl;
-	pte_t *src_pte = NULL, *dst_pte, orig;
-	pmd_t *src_pmd, *dst_pmd, spmd, dpmd;
-	unsigned long n;
-	int ret = 0;
-
-	*done = 0;
-	dst_pmd = fr_move_pmd(b, &b->dst_pmd, dst);
-	if (!dst_pmd)
-		return FR_RETRY;
-	dpmd = READ_ONCE(*dst_pmd);
-	if (fr_move_pmd_huge(dpmd))
-		return -EEXIST;
-	src_pmd = fr_move_pmd(b, &b->src_pmd, src);
-	if (pmd_none(dpmd)) {
-		if (!fr_move_thp_whole(b, src_pmd, len))
-			return FR_RETRY;
-		ret = fr_move_thp(b, dvma, src, dst, src_pmd, dst_pmd);
-		if (!ret)
-			*done = len;
-		return ret;
-	}
-	spmd = src_pmd ? READ_ONCE(*src_pmd) : __pmd(0);
-	if (!pmd_none(spmd) && !pmd_present(spmd))
-		return FR_WAIT;		/* a THP under migration */
-	if (pmd_leaf(spmd))	/* the prepare pass splits it, if it may move */
-		return fr_move_thp_stuck(spmd) ? -EBUSY : FR_RETRY;
-
-	/*
-	 * The locks of the tables we read, in fr_lock2()'s order, then both
-	 * entries checked again, as pgmove.c's fr_move_ptes() does. A source
-	 * with no table has only holes: the destination's lock alone.
-	 */
-	dst_ptl = pte_lockptr(b->mm, &dpmd);
-	src_ptl = pmd_none(spmd) ? dst_ptl : pte_lockptr(b->mm, &spmd);
-	fr_lock2(src_ptl, dst_ptl);
-	if (!pmd_same(dpmd, READ_ONCE(*dst_pmd)) ||
-	    (!pmd_none(spmd) && !pmd_same(spmd, READ_ONCE(*src_pmd)))) {
-		ret = FR_RETRY;
-		goto out;
-	}
-	if (!pmd_none(spmd))
-		src_pte = pte_offset_kernel(src_pmd, src);
-	dst_pte = pte_offset_kernel(dst_pmd, dst);
-
-	for (n = 0; n < len; n += PAGE_SIZE, src += PAGE_SIZE,
-	     dst += PAGE_SIZE, dst_pte++, src_pte = src_pte ? src_pte + 1 : NULL) {
-		if (!pte_none(ptep_get(dst_pte))) {
-			ret = -EEXIST;
-			break;
-		}
-		orig = src_pte ? ptep_get(src_pte) : __pte(0);
-		if (pte_none(orig)) {
-			if (!(b->flags & FASTREMAP_MOVE_ALLOW_HOLES)) {
-				ret = -ENOENT;
-				break;
-			}
-			continue;
-		}
-		if (pte_present(orig))
-			ret = fr_move_present(b, dvma, src, dst, src_pte,
-					      dst_pte, orig);
-		else
-			ret = fr_move_swap(b, dvma, src, dst, src_pte, dst_pte,
-					   orig);
-		if (ret)
-			break;
-	}
-	*done = n;
-out:
-	fr_unlock2(src_ptl, dst_ptl);
-	return ret;
 }
 
 /* The locked half of a pass: moves from (b->i, b->off) to the pass end. */
@@ -1068,103 +517,6 @@ static int fr_move_batch(struct fr_batch *b)
 	return ret;
 }
 
-/*
- * The vector, read in one user-access window with 8-byte loads: a fault
- * gives EFAULT. x86's copy_from_user() is a "rep movsb" on CPUs with
- * fast short moves, which emulators (QEMU's TCG) run a byte at a time.
- */
-static int fr_move_copy_vec(struct fastremap_move_vec *v,
-			    const struct fastremap_move_vec __user *u, u32 n)
-{
-	u32 k;
-
-	if (!user_access_begin(u, (size_t)n * sizeof(*u)))
-		return -EFAULT;
-	for (k = 0; k < n; k++) {
-		unsafe_get_user(v[k].src, &u[k].src, efault);
-		unsafe_get_user(v[k].dst, &u[k].dst, efault);
-		unsafe_get_user(v[k].len, &u[k].len, efault);
-	}
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-}
-
-/*
- * Vectors up to this many moves (64 KiB) are read into a buffer kept with
- * the open file: a collector calls again and again, and a fresh buffer
- * per call costs as much as reading the vector, because Debian's kernels
- * zero every allocation (init_on_alloc), at a byte per step under QEMU's
- * TCG. The buffer grows to the largest such vector seen, rounded up to a
- * power of two of moves, so that a collector's usual batch allocates once.
- * Longer vectors, and calls that find the buffer in use by another
- * thread's call on the same file, allocate their own.
- */
-#define FR_MOVE_KEEP	(SZ_64K / sizeof(struct fastremap_move_vec))
-
-struct fr_move_file {
-	unsigned long busy;		/* bit 0: a call is using vec */
-	struct fastremap_move_vec *vec;
-	u32 cap;			/* moves vec holds */
-};
-
-int fr_move_open(struct file *file)
-{
-	struct fr_move_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
-
-	if (!f)
-		return -ENOMEM;
-	file->private_data = f;
-	return 0;
-}
-
-void fr_move_release(struct file *file)
-{
-	struct fr_move_file *f = file->private_data;
-
-	kvfree(f->vec);
-	kfree(f);
-}
-
-/*
- * A buffer for @count moves: the file's if no other call holds it (*kept
- * set), else a new one. fr_move_put_vec() gives it back.
- */
-static struct fastremap_move_vec *fr_move_get_vec(struct fr_move_file *f,
-						  u32 count, bool *kept)
-{
-	u32 cap;
-
-	*kept = false;
-	if (count <= FR_MOVE_KEEP &&
-	    (!test_and_set_bit_lock(0, &f->busy) || FR_MUTANT(MOVE_SHARED_VEC))) {
-		if (f->cap < count) {
-			cap = min_t(u32, roundup_pow_of_two(count), FR_MOVE_KEEP);
-			kvfree(f->vec);
-			f->vec = kvmalloc_array(cap, sizeof(*f->vec),
-						GFP_KERNEL_ACCOUNT);
-			f->cap = f->vec ? cap : 0;
-		}
-		if (f->vec) {
-			*kept = true;
-			return f->vec;
-		}
-		clear_bit_unlock(0, &f->busy);
-	}
-	return kvmalloc_array(count, sizeof(*f->vec), GFP_KERNEL_ACCOUNT);
-}
-
-static void fr_move_put_vec(struct fr_move_file *f,
-			    struct fastremap_move_vec *v, bool kept)
-{
-	if (kept)
-		clear_bit_unlock(0, &f->busy);
-	else
-		kvfree(v);
-}
-
 /* The outputs, done to tlb_flushes: every size the ABI accepts has them. */
 #define FR_MOVE_OUT		offsetof(struct fastremap_move, done)
 #define FR_MOVE_OUT_LEN		(offsetof(struct fastremap_move, reserved) - FR_MOVE_OUT)
@@ -1189,13 +541,10 @@ long fr_ioctl_move(struct file *file, void __user *uarg)
 	long ret;
 	u64 t, t0 = fr_hook_prof_clock();
 
-	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_MOVE_SIZE_VER0, uarg,
-			 &usize);
+	ret = fr_copy_request(&req, FASTREMAP_MOVE_SIZE_VER0, uarg, &usize,
+			      FR_MOVE_FLAGS);
 	if (ret)
 		return ret;
-	if ((req.flags & ~FR_MOVE_FLAGS) || req.__pad0 ||
-	    memchr_inv(req.reserved, 0, sizeof(req.reserved)))
-		return -EINVAL;
 	if (req.count > FASTREMAP_MOVE_MAX)
 		return -E2BIG;
 	/* The outputs start at zero; prove they can be written back. */
@@ -1257,3 +606,4 @@ out:
 	fr_prof_lap(&t0, FR_PROF_TOTAL);
 	return ret;
 }
+

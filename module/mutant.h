@@ -4,7 +4,7 @@
  * suite must fail on each. A test build passes FR_MUTANT=name on the
  * module's make command line, and Kbuild defines FR_MUTANT_NAME; DKMS and
  * `make install` never do, so in every other build FR_MUTANT() is 0 and
- * the conditions below compile away. tests/mutants lists the names.
+ * the conditions on it compile away. tests/mutants lists the names.
  */
 #ifndef FASTREMAP_MUTANT_H
 #define FASTREMAP_MUTANT_H
@@ -12,16 +12,5 @@
 #include <linux/kconfig.h>
 
 #define FR_MUTANT(name)	IS_ENABLED(FR_MUTANT_##name)
-
-/* The 6.x/7.x errno order swapped: compat.h's answer, inverted. */
-#if FR_MUTANT(ERRNO_ORDER)
-#if FR_MREMAP_EARLY_TARGET_CHECKS
-#undef FR_MREMAP_EARLY_TARGET_CHECKS
-#define FR_MREMAP_EARLY_TARGET_CHECKS 0
-#else
-#undef FR_MREMAP_EARLY_TARGET_CHECKS
-#define FR_MREMAP_EARLY_TARGET_CHECKS 1
-#endif
-#endif
 
 #endif /* FASTREMAP_MUTANT_H */

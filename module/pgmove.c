@@ -37,6 +37,7 @@
 #include "compat.h"
 #include "arch.h"
 #include "symbols.h"
+#include "kfuncs.h"
 #include "pgmove.h"
 #include "hot.h"
 #include "mutant.h"
@@ -87,7 +88,7 @@ static unsigned long fr_extent(unsigned long size, unsigned long old_addr,
  * ranges are close, that table may lie where the source is, and an
  * extent FR_PREPARE saw as empty now has a table: prepare again.
  */
-static void fr_allocated(struct fr_move *m, unsigned long addr,
+static void fr_allocated(struct fr_reloc *m, unsigned long addr,
 			 unsigned long size)
 {
 	unsigned long start = addr & ~(size - 1);
@@ -121,7 +122,7 @@ static pud_t *fr_old_pud(struct mm_struct *mm, unsigned long addr)
 }
 
 /* The destination's PUD entry for @addr, allocating levels above it. */
-static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
+static pud_t *fr_new_pud(struct fr_reloc *m, enum fr_mode mode,
 			 unsigned long addr)
 {
 	pgd_t *pgd = pgd_offset(m->mm, addr);
@@ -143,7 +144,7 @@ static pud_t *fr_new_pud(struct fr_move *m, enum fr_mode mode,
 	return pud_offset(p4d, addr);
 }
 
-static pmd_t *fr_new_pmd(struct fr_move *m, enum fr_mode mode, pud_t *pud,
+static pmd_t *fr_new_pmd(struct fr_reloc *m, enum fr_mode mode, pud_t *pud,
 			 unsigned long addr)
 {
 	if (pud_none(*pud)) {
@@ -188,8 +189,18 @@ void fr_unlock2(spinlock_t *a, spinlock_t *b)
 	spin_unlock(a);
 }
 
+/* Counts a move of @n entries at one level in @counter; returns @n. */
+static u64 fr_reloc_count(struct fr_reloc *m, u64 *counter, u64 n)
+{
+	if (n) {
+		*counter += n;
+		m->moved = true;
+	}
+	return n;
+}
+
 /* Moves a whole PMD table from one PUD entry to another. */
-static void fr_move_pud(struct fr_move *m, pud_t *old_pud, pud_t *new_pud)
+static void fr_reloc_pud(struct fr_reloc *m, pud_t *old_pud, pud_t *new_pud)
 {
 	spinlock_t *old_ptl, *new_ptl;
 	pud_t pud;
@@ -201,8 +212,7 @@ static void fr_move_pud(struct fr_move *m, pud_t *old_pud, pud_t *new_pud)
 	pud_clear(old_pud);
 	fr_arch_pud_move(m->mm, new_pud, pud);
 	fr_unlock2(old_ptl, new_ptl);
-	m->stats.pud++;
-	m->moved = true;
+	fr_reloc_count(m, &m->stats.pud, 1);
 }
 
 /*
@@ -210,7 +220,7 @@ static void fr_move_pud(struct fr_move *m, pud_t *old_pud, pud_t *new_pud)
  * table once its lock is held (khugepaged may have retracted it: then
  * nothing is left to move, which the caller sees on its next read).
  */
-static bool fr_move_pmd_table(struct fr_move *m, pmd_t *old_pmd,
+static bool fr_reloc_pmd_table(struct fr_reloc *m, pmd_t *old_pmd,
 			      pmd_t *new_pmd)
 {
 	spinlock_t *old_ptl, *new_ptl;
@@ -228,18 +238,14 @@ static bool fr_move_pmd_table(struct fr_move *m, pmd_t *old_pmd,
 		moved = true;
 	}
 	fr_unlock2(old_ptl, new_ptl);
-	if (moved) {
-		m->stats.pmd++;
-		m->moved = true;
-	}
-	return moved;
+	return fr_reloc_count(m, &m->stats.pmd, moved);
 }
 
 /*
  * Moves a huge PMD (or its migration entry) whole. Returns false if it is
  * no longer huge once its lock is held (split under us).
  */
-static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
+static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
 			     unsigned long new_addr, pmd_t *old_pmd,
 			     pmd_t *new_pmd)
 {
@@ -269,11 +275,7 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
 		moved = true;
 	}
 	fr_unlock2(old_ptl, new_ptl);
-	if (moved) {
-		m->stats.thp++;
-		m->moved = true;
-	}
-	return moved;
+	return fr_reloc_count(m, &m->stats.thp, moved);
 }
 
 /*
@@ -283,8 +285,8 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
  *
  * One atomic get-and-clear per entry, as the kernel does, although our one
  * flush per pass would allow copying a whole table with plain loads and
- * stores and detaching it with one PMD clear. That copying mover (issue 12,
- * item 2) was built and rejected: until the flush, CPUs may still set
+ * stores and detaching it with one PMD clear. That copying mover was built
+ * and rejected: until the flush, CPUs may still set
  * accessed and dirty bits in the detached entries, which must then be
  * carried over to the folios (or a MADV_FREE'd or shared page written in
  * that window is dropped as clean), and the detached tables must be
@@ -296,7 +298,7 @@ static bool fr_move_huge_pmd(struct fr_move *m, unsigned long old_addr,
  * page-table path for no measured gain (bench/README.md, "Whole PTE tables
  * moved by copying: rejected"). Revisit only with a hardware measurement.
  */
-static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *old_pmd,
+static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *old_pmd,
 			 unsigned long old_addr, unsigned long old_end,
 			 pmd_t *new_pmd, unsigned long new_addr)
 {
@@ -353,10 +355,7 @@ static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *ol
 		n++;
 	}
 	fr_unlock2(old_ptl, new_ptl);
-	if (n) {
-		m->stats.pte += n;
-		m->moved = true;
-	}
+	fr_reloc_count(m, &m->stats.pte, n);
 }
 
 /*
@@ -366,7 +365,7 @@ static void __fr_hot __fr_page_aligned fr_move_ptes(struct fr_move *m, pmd_t *ol
  * allocate, or when FR_MOVE needs a table or split that FR_PREPARE did not
  * provide because the source changed in between.
  */
-static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_move *m, enum fr_mode mode,
+static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum fr_mode mode,
 			     unsigned long old_addr, unsigned long old_end,
 			     unsigned long new_addr)
 {
@@ -397,7 +396,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_move *m, enum 
 			return old_addr;
 		if (extent == PUD_SIZE && pud_none(*new_pud)) {
 			if (mode == FR_MOVE)
-				fr_move_pud(m, old_pud, new_pud);
+				fr_reloc_pud(m, old_pud, new_pud);
 			continue;
 		}
 
@@ -413,7 +412,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_move *m, enum 
 		if (fr_pmd_is_huge(pmd)) {
 			if (extent == PMD_SIZE && pmd_none(*new_pmd)) {
 				if (mode == FR_PREPARE ||
-				    fr_move_huge_pmd(m, old_addr, new_addr,
+				    fr_reloc_huge_pmd(m, old_addr, new_addr,
 						     old_pmd, new_pmd))
 					continue;
 			} else if (mode == FR_PREPARE) {
@@ -431,7 +430,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_move *m, enum 
 		if (extent == PMD_SIZE && pmd_none(*new_pmd)) {
 			cost = 1;
 			if (mode == FR_PREPARE ||
-			    fr_move_pmd_table(m, old_pmd, new_pmd))
+			    fr_reloc_pmd_table(m, old_pmd, new_pmd))
 				continue;
 			if (pmd_none(READ_ONCE(*old_pmd)))
 				continue;
@@ -446,7 +445,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_move *m, enum 
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
 		if (mode == FR_MOVE)
-			fr_move_ptes(m, old_pmd, old_addr, old_addr + extent,
+			fr_reloc_ptes(m, old_pmd, old_addr, old_addr + extent,
 				     new_pmd, new_addr);
 	}
 	return old_end;
@@ -491,7 +490,7 @@ static bool fr_can_align_down(struct vm_area_struct *vma, unsigned long addr)
  * entries' soft-dirty bits as they are, entries moved one by one become
  * soft-dirty, and a checkpointer would see the difference.
  */
-static void fr_realign(struct fr_move *m, unsigned long *old_addr,
+static void fr_realign(struct fr_reloc *m, unsigned long *old_addr,
 		       unsigned long *new_addr, unsigned long len)
 {
 	unsigned long off = *old_addr & ~PMD_MASK;
@@ -507,7 +506,7 @@ static void fr_realign(struct fr_move *m, unsigned long *old_addr,
 	*new_addr -= off;
 }
 
-unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
+unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 			  unsigned long new_addr, unsigned long len)
 {
 	unsigned long old_end = old_addr + len, start = old_addr;
@@ -621,8 +620,9 @@ unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
 }
 
 /*
- * Helpers for FASTREMAP_IOC_MOVE (move.c), which moves PTEs between
- * existing VMAs with its own folio work but the same tables and flush.
+ * Helpers for FASTREMAP_IOC_MOVE (move.c, move_pte.c), which moves PTEs
+ * between existing VMAs with its own folio work but the same tables and
+ * flush.
  */
 
 pmd_t *fr_table_lookup(struct mm_struct *mm, unsigned long addr)
@@ -635,7 +635,7 @@ pmd_t *fr_table_lookup(struct mm_struct *mm, unsigned long addr)
 pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
 {
 	/* No source range: fr_allocated() records nothing. */
-	struct fr_move m = { .mm = mm };
+	struct fr_reloc m = { .mm = mm };
 	pud_t *pud;
 	pmd_t *pmd;
 
@@ -652,7 +652,7 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
 }
 
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,
-		    unsigned long end, struct fr_move_stats *stats)
+		    unsigned long end, struct fr_pt_stats *stats)
 {
 	if (!FR_MUTANT(NO_FLUSH))
 		fr_arch_flush_mm_range(mm, start, end);

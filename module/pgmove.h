@@ -13,7 +13,7 @@
 #include <linux/mm.h>
 #include "mutant.h"
 
-struct fr_move_stats {
+struct fr_pt_stats {
 	u64 pud;	/* whole PUD entries (tables of PMDs) moved */
 	u64 pmd;	/* whole PTE tables moved */
 	u64 thp;	/* PMD-mapped huge pages (or their migration entries) moved */
@@ -23,11 +23,11 @@ struct fr_move_stats {
 	u64 contpte_unfolded;	/* ... moved as single entries (cut, misaligned) */
 };
 
-struct fr_move {
+struct fr_reloc {
 	struct mm_struct *mm;
 	struct vm_area_struct *old_vma;
 	struct vm_area_struct *new_vma;
-	struct fr_move_stats stats;
+	struct fr_pt_stats stats;
 	bool moved;	/* something moved since the last flush */
 	/* Internal to fr_relocate(): the source range, and whether FR_PREPARE
 	 * allocated a table where the source is.
@@ -47,7 +47,7 @@ struct fr_move {
  * The caller holds mmap_lock for write and has write-locked both VMAs;
  * the destination range holds no entries.
  */
-unsigned long fr_relocate(struct fr_move *m, unsigned long old_addr,
+unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 			  unsigned long new_addr, unsigned long len);
 
 /* For move.c: the same tables, entry marks and flush, without the VMA work. */
@@ -100,6 +100,6 @@ void fr_unlock2(spinlock_t *a, spinlock_t *b);
 
 /* One range TLB flush for entries moved out of [start, end); no table freed. */
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,
-		    unsigned long end, struct fr_move_stats *stats);
+		    unsigned long end, struct fr_pt_stats *stats);
 
 #endif /* FASTREMAP_PGMOVE_H */

@@ -25,8 +25,11 @@
 #include <linux/userfaultfd_k.h>
 #include <linux/fastremap.h>
 #include "compat.h"
+#include "symbols.h"
+#include "kfuncs.h"
 #include "pgmove.h"
 #include "remap.h"
+#include "uaccess.h"
 #include "testhooks.h"
 #include "mutant.h"
 
@@ -40,7 +43,7 @@ struct fr_remap {
 	/* Where the caller's request structure is: the result goes there. */
 	unsigned long req_start, req_end;
 	unsigned long charged;	/* pages charged to the commit limit */
-	struct fr_move_stats stats;
+	struct fr_pt_stats stats;
 	u64 prof_t;	/* move_prof's clock (test builds) */
 };
 
@@ -142,7 +145,7 @@ static long fr_check_request(struct fr_remap *r)
  * the entries (moving them back if that fails), then unmap the source
  * with its commit charge kept by the new VMA.
  */
-static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
+static long fr_remap_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 			struct fr_remap *r)
 {
 	bool dontunmap = r->flags & MREMAP_DONTUNMAP;
@@ -151,7 +154,7 @@ static long fr_move_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	unsigned long vm_flags = vma->vm_flags, hiwater_vm, moved;
 	unsigned long account_start = 0, account_end = 0;
 	struct vm_area_struct *new_vma, *v;
-	struct fr_move fwd = {}, back = {};
+	struct fr_reloc fwd = {}, back = {};
 	bool need_rmap_locks;
 	long err = 0;
 
@@ -330,11 +333,39 @@ static long fr_check_source(struct vm_area_struct *vma, struct fr_remap *r)
 	return 0;
 }
 
+/*
+ * Where the move goes: mremap(2)'s get_unmapped_area() at @addr (with
+ * MAP_FIXED, only checked there), then the checks that need the final
+ * address, and the commit charge: the last steps before any change.
+ */
+static long fr_place(struct mm_struct *mm, struct vm_area_struct *vma,
+		     struct fr_remap *r, unsigned long addr,
+		     unsigned long map_flags)
+{
+	unsigned long res;
+	long err;
+
+	if (vma->vm_flags & VM_MAYSHARE)
+		map_flags |= MAP_SHARED;
+	res = fr_get_unmapped_area(vma->vm_file, addr, r->new_len,
+				   fr_pgoff(vma, r->addr), map_flags);
+	if (IS_ERR_VALUE(res))
+		return res;
+	if (!(map_flags & MAP_FIXED))
+		r->new_addr = res;
+	err = fr_check_request(r);
+	if (!err)
+		err = fr_charge(mm, vma, r);
+	if (!err)
+		fr_prof_lap(&r->prof_t, FR_PROF_R_CHECKS);
+	return err;
+}
+
 /* MREMAP_FIXED and/or MREMAP_DONTUNMAP: mm/mremap.c's mremap_to(). */
 static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 			struct fr_remap *r)
 {
-	unsigned long map_flags = 0, res;
+	unsigned long map_flags = 0;
 	bool target_mapped = false, unmapped = false;
 	long err;
 
@@ -362,26 +393,14 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 		if (err)
 			return err;
 	}
-	if (vma->vm_flags & VM_MAYSHARE)
-		map_flags |= MAP_SHARED;
 	/*
-	 * With MAP_FIXED this only validates the address and does not depend
-	 * on what is mapped there, so it can run before the unmap below.
+	 * With MAP_FIXED fr_place() only validates the address and does not
+	 * depend on what is mapped there, so it can run before the unmap
+	 * below.
 	 */
-	res = fr_get_unmapped_area(vma->vm_file, r->new_addr, r->new_len,
-				   fr_pgoff(vma, r->addr), map_flags);
-	if (IS_ERR_VALUE(res))
-		return res;
-	if (!(r->flags & MREMAP_FIXED))
-		r->new_addr = res;
-	err = fr_check_request(r);
+	err = fr_place(mm, vma, r, r->new_addr, map_flags);
 	if (err)
 		return err;
-	err = fr_charge(mm, vma, r);
-	if (err)
-		return err;
-
-	fr_prof_lap(&r->prof_t, FR_PROF_R_CHECKS);
 
 	/*
 	 * Changes start here. An empty target is not unmapped: do_munmap()
@@ -411,7 +430,7 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 		goto fail;
 	}
 	fr_prof_lap(&r->prof_t, FR_PROF_R_TARGET);
-	return fr_move_vma(mm, vma, r);
+	return fr_remap_vma(mm, vma, r);
 fail:
 	fr_vm_unacct_memory(r->charged);
 	return err;
@@ -421,7 +440,6 @@ fail:
 static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 			  struct fr_remap *r)
 {
-	unsigned long map_flags = 0, res;
 	long err;
 
 	if (!r->old_len)
@@ -441,21 +459,10 @@ static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 		return FR_DECLINE;
 	if (!(r->flags & MREMAP_MAYMOVE))
 		return -ENOMEM;
-	if (vma->vm_flags & VM_MAYSHARE)
-		map_flags |= MAP_SHARED;
-	res = fr_get_unmapped_area(vma->vm_file, 0, r->new_len,
-				   fr_pgoff(vma, r->addr), map_flags);
-	if (IS_ERR_VALUE(res))
-		return res;
-	r->new_addr = res;
-	err = fr_check_request(r);
+	err = fr_place(mm, vma, r, 0, 0);
 	if (err)
 		return err;
-	err = fr_charge(mm, vma, r);
-	if (err)
-		return err;
-	fr_prof_lap(&r->prof_t, FR_PROF_R_CHECKS);
-	return fr_move_vma(mm, vma, r);
+	return fr_remap_vma(mm, vma, r);
 }
 
 static long fr_remap_locked(struct mm_struct *mm, struct fr_remap *r)
@@ -593,13 +600,9 @@ long fr_ioctl_remap(void __user *uarg)
 	long ret;
 
 	r.prof_t = t0;
-	ret = fr_copy_in(&req, sizeof(req), FASTREMAP_REMAP_SIZE_VER0, uarg,
-			 &usize);
+	ret = fr_copy_request(&req, FASTREMAP_REMAP_SIZE_VER0, uarg, &usize, 0);
 	if (ret)
 		return ret;
-	if (req.flags || req.__pad0 ||
-	    memchr_inv(req.reserved, 0, sizeof(req.reserved)))
-		return -EINVAL;
 	len = min_t(u32, usize, sizeof(req));
 	/* Writable and held before anything moves: a move is never lost. */
 	ret = fr_req_pin(&rp, uarg, len);

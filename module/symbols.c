@@ -19,7 +19,7 @@
 #include <linux/fs.h>
 #include <linux/sysctl.h>
 #include <linux/mman.h>
-#include "compat.h"
+#include "symbols.h"
 #include "ibt.h"
 
 struct fr_symbols fr_sym __ro_after_init;

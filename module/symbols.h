@@ -21,11 +21,10 @@
 #ifndef FASTREMAP_SYMBOLS_H
 #define FASTREMAP_SYMBOLS_H
 
-#ifndef FASTREMAP_COMPAT_H
-#error "include compat.h, which includes this header"
-#endif
-
+#include <linux/kallsyms.h>
 #include <linux/static_call.h>
+/* The types of the functions that differ between kernels. */
+#include "compat.h"
 #include "symlist.h"
 
 #if !defined(CONFIG_HAVE_STATIC_CALL) && !defined(CONFIG_ARM64)

@@ -16,6 +16,16 @@
 #ifndef FASTREMAP_SYMLIST_H
 #define FASTREMAP_SYMLIST_H
 
+/*
+ * What the entries name: the kernel's declarations, and compat.h's types.
+ * (scripts/ expand this list with cpp alone, without __KERNEL__.)
+ */
+#ifdef __KERNEL__
+#include <linux/kallsyms.h>
+#include <linux/static_call.h>
+#include "compat.h"
+#endif
+
 /* Resolved first, through a kprobe; it resolves all the others. */
 DECLARE_STATIC_CALL(fr_sc_kallsyms_lookup_name, kallsyms_lookup_name);
 

@@ -87,16 +87,15 @@ static atomic_t hold_after_prepare = ATOMIC_INIT(FR_HOLD_OFF);
 module_param_cb(hold_after_prepare, &fr_hold_ops, &hold_after_prepare, 0600);
 MODULE_PARM_DESC(hold_after_prepare,
 		 "1: hold the next move between preparing and moving until 0 is written (tests only)");
+static atomic_t hold_before_flush = ATOMIC_INIT(FR_HOLD_OFF);
+module_param_cb(hold_before_flush, &fr_hold_ops, &hold_before_flush, 0600);
+MODULE_PARM_DESC(hold_before_flush,
+		 "1: hold the next FASTREMAP_IOC_MOVE pass that moved entries before its flush until 0 is written (tests only)");
 
 void fr_hook_prepared(void)
 {
 	fr_hold(&hold_after_prepare, "hold_after_prepare");
 }
-
-static atomic_t hold_before_flush = ATOMIC_INIT(FR_HOLD_OFF);
-module_param_cb(hold_before_flush, &fr_hold_ops, &hold_before_flush, 0600);
-MODULE_PARM_DESC(hold_before_flush,
-		 "1: hold the next FASTREMAP_IOC_MOVE pass that moved entries before its flush until 0 is written (tests only)");
 
 void fr_hook_move_unflushed(void)
 {
@@ -117,33 +116,35 @@ void fr_hook_stalled(void)
 	atomic_inc(&prepare_retries);
 }
 
-/* Lets a test compare bounded and unbounded passes in one boot. */
+/*
+ * Let the tests run moves in many passes of a few units or pages, and
+ * compare a bounded pass with an unbounded one in one boot.
+ */
 static unsigned long pass_budget;
 module_param(pass_budget, ulong, 0600);
 MODULE_PARM_DESC(pass_budget,
 		 "units of work per pass, 0 for the built-in bound (tests only)");
-
-unsigned long fr_hook_pass_budget(unsigned long dflt)
-{
-	unsigned long n = READ_ONCE(pass_budget);
-
-	return n ? n : dflt;
-}
-
-/*
- * Lets the tests run batches of a few pages in many passes, and compare a
- * bounded pass with an unbounded one in one boot.
- */
 static unsigned long move_pass_pages;
 module_param(move_pass_pages, ulong, 0600);
 MODULE_PARM_DESC(move_pass_pages,
 		 "pages per FASTREMAP_IOC_MOVE pass, 0 for the built-in bound (tests only)");
 
-unsigned long fr_hook_move_pass_pages(unsigned long dflt)
+/* *@param if the test set it, else @dflt. */
+static unsigned long fr_bound(unsigned long *param, unsigned long dflt)
 {
-	unsigned long n = READ_ONCE(move_pass_pages);
+	unsigned long n = READ_ONCE(*param);
 
 	return n ? n : dflt;
+}
+
+unsigned long fr_hook_pass_budget(unsigned long dflt)
+{
+	return fr_bound(&pass_budget, dflt);
+}
+
+unsigned long fr_hook_move_pass_pages(unsigned long dflt)
+{
+	return fr_bound(&move_pass_pages, dflt);
 }
 
 /*

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The calls of internal kernel functions that need more than fr_call():
+ * kfuncs.h says what each is for.
+ */
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/huge_mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/percpu_counter.h>
+#include <linux/security.h>
+#include <linux/swap.h>
+#include "compat.h"
+#include "symbols.h"
+#include "kfuncs.h"
+
+int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd, unsigned long addr)
+{
+#if defined(__PAGETABLE_P4D_FOLDED)
+	return __p4d_alloc(mm, pgd, addr);
+#else
+	return fr_call(__p4d_alloc, mm, pgd, addr);
+#endif
+}
+
+void fr_flush_tlb_batched_pending(struct mm_struct *mm)
+{
+#if defined(CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH)
+	fr_call(flush_tlb_batched_pending, mm);
+#endif
+}
+
+struct vm_area_struct *fr_copy_vma(struct vm_area_struct **vmap,
+				   unsigned long addr, unsigned long len,
+				   pgoff_t pgoff, bool *need_rmap_locks,
+				   bool keep_source)
+{
+	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks,
+		       keep_source);
+}
+
+bool fr_may_expand_vm(struct mm_struct *mm, struct vm_area_struct *vma,
+		      unsigned long npages)
+{
+#if defined(FR_HAVE_VMA_FLAGS_T)
+	vma_flags_t flags = vma->flags;
+
+	return fr_call(may_expand_vm, mm, &flags, npages);
+#else
+	return fr_call(may_expand_vm, mm, vma->vm_flags, npages);
+#endif
+}
+
+unsigned long fr_get_unmapped_area(struct file *file, unsigned long addr,
+				   unsigned long len, unsigned long pgoff,
+				   unsigned long flags)
+{
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+	return fr_call(__get_unmapped_area, file, addr, len, pgoff, flags, 0);
+#else
+	return get_unmapped_area(file, addr, len, pgoff, flags);
+#endif
+}
+
+void fr_split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd,
+		       unsigned long addr)
+{
+#if defined(FR_HAVE_SPLIT_HUGE_PMD_NO_FOLIO)
+	fr_call(__split_huge_pmd, vma, pmd, addr, false);
+#else
+	fr_call(__split_huge_pmd, vma, pmd, addr, false, NULL);
+#endif
+}
+
+void fr_vm_acct_memory(long pages)
+{
+	percpu_counter_add_batch(fr_sym.vm_committed_as, pages,
+				 *fr_sym.vm_committed_as_batch);
+}
+
+void fr_vm_unacct_memory(long pages)
+{
+	fr_vm_acct_memory(-pages);
+}
+
+int fr_max_map_count(void)
+{
+	return READ_ONCE(*fr_sym.sysctl_max_map_count);
+}
+
+void fr_mmu_notifier_start(struct mmu_notifier_range *range,
+			   struct vm_area_struct *vma, unsigned long start,
+			   unsigned long end)
+{
+#if defined(FR_HAVE_MMU_NOTIFIER_RANGE_INIT_VMA)
+	mmu_notifier_range_init(range, MMU_NOTIFY_UNMAP, 0, vma, vma->vm_mm,
+				start, end);
+#else
+	mmu_notifier_range_init(range, MMU_NOTIFY_UNMAP, 0, vma->vm_mm, start,
+				end);
+#endif
+	might_sleep();
+	if (mm_has_notifiers(range->mm)) {
+		range->flags |= MMU_NOTIFIER_RANGE_BLOCKABLE;
+		fr_call(__mmu_notifier_invalidate_range_start, range);
+	}
+}
+
+void fr_mmu_notifier_end(struct mmu_notifier_range *range)
+{
+	if (!mm_has_notifiers(range->mm))
+		return;
+#if defined(FR_HAVE_MMU_NOTIFIER_END_ONLY_END)
+	fr_call(__mmu_notifier_invalidate_range_end, range, false);
+#else
+	fr_call(__mmu_notifier_invalidate_range_end, range);
+#endif
+}
+
+bool fr_vma_expandable(struct vm_area_struct *vma, unsigned long delta)
+{
+	unsigned long end = vma->vm_end + delta;
+
+	if (end < vma->vm_end)
+		return false;
+	if (find_vma_intersection(vma->vm_mm, vma->vm_end, end))
+		return false;
+	if (fr_get_unmapped_area(NULL, vma->vm_start, end - vma->vm_start, 0,
+				 MAP_FIXED) & ~PAGE_MASK)
+		return false;
+	return true;
+}
+
+void fr_dontunmap_complete(struct vm_area_struct *vma,
+			   struct vm_area_struct *new_vma, unsigned long start,
+			   unsigned long len)
+{
+	vm_flags_clear(vma, VM_LOCKED | VM_LOCKONFAULT);
+	if (new_vma == vma || vma->vm_start != start ||
+	    vma->vm_end != start + len)
+		return;
+	fr_call(unlink_anon_vmas, vma);
+	if (vma_is_anonymous(vma) && !vma->vm_file)
+		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
+}
+
+struct folio *fr_swap_cache_folio(swp_entry_t entry)
+{
+#if defined(FR_HAVE_SWAP_ADDRESS_SPACE)
+	return fr_call(swap_cache_get_folio, entry, NULL, 0);
+#else
+	return fr_call(swap_cache_get_folio, entry);
+#endif
+}
+
+int fr_split_folio(struct folio *folio)
+{
+#if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
+	return fr_call(split_folio_to_list, folio, NULL);
+#else
+	return fr_call(split_huge_page_to_list, &folio->page, NULL);
+#endif
+}
