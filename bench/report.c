@@ -9,7 +9,7 @@ double t_start;
 
 /*
  * Where the module's hot loop (module/hot.h) was loaded: at the start of
- * a page of module text, from where scripts/check-placement.sh has
+ * a page of module text, from where tests/harness/check-placement.sh has
  * checked that it fits the page.
  */
 static void placement(void)

@@ -146,7 +146,7 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
  * inlined here (flatten). 7.x's set_pte_at() ends in __set_ptes_anysz(),
  * written for any count and three page sizes, which gcc 15 keeps out of
  * line as a ".constprop" clone in .text: each entry moved called out of
- * the mover's page (scripts/check-placement.sh now fails a hot function
+ * the mover's page (tests/harness/check-placement.sh now fails a hot function
  * that calls such a clone). For one 4 KiB entry it folds down to a few
  * tests and a store, as 6.1's compiler inlined it by itself.
  */

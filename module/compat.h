@@ -83,7 +83,7 @@ static inline bool fr_vma_sealed(struct vm_area_struct *vma)
 
 /*
  * Types of the internal functions that no public header declares (on
- * some supported kernel), for symlist.h. scripts/check-decls.sh compares
+ * some supported kernel), for symlist.h. tests/harness/check-decls.sh compares
  * each with the declaration in that kernel's own source, so a kernel that
  * changes one fails the test build instead of being miscalled.
  */

@@ -15,7 +15,7 @@
  * which the module loader keeps
  * (it places each section at its own alignment in page-aligned module
  * memory). A function shorter than a page then lies inside one page.
- * scripts/check-placement.sh checks each build (make check, make bench):
+ * tests/harness/check-placement.sh checks each build (make check, make bench):
  * every function of the section must fit in its page.
  */
 #ifndef FASTREMAP_HOT_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Planted bugs for `make check-mutants` (scripts/check-mutants.sh): the
+ * Planted bugs for `make check-mutants` (tests/harness/check-mutants.sh): the
  * suite must fail on each. A test build passes FR_MUTANT=name on the
  * module's make command line, and Kbuild defines FR_MUTANT_NAME; DKMS and
  * `make install` never do, so in every other build FR_MUTANT() is 0 and

@@ -6,11 +6,11 @@
  * (symbols.h says why). Its type is the function's own declaration where
  * a public header has one, so the compiler checks every call against the
  * kernel's prototype; else the compat.h type fr_<name>_fn, which decls.c
- * or scripts/check-decls.sh compare with the kernel's declaration.
+ * or tests/harness/check-decls.sh compare with the kernel's declaration.
  *
  * symbols.c defines and resolves each one (a missing definition fails the
  * module's link; a definition the resolver table misses fails the load's
- * self-check). scripts/check-ko.sh expands this file with the
+ * self-check). tests/harness/check-ko.sh expands this file with the
  * preprocessor to know which static calls a built module must contain.
  */
 #ifndef FASTREMAP_SYMLIST_H

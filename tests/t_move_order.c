@@ -43,7 +43,7 @@
  * pages (scenario pte) and of the THP (thp) in thread A. mremap(2) takes
  * the two locks in the same order as the module: on the kernels that
  * have UFFDIO_MOVE it deadlocks too. Not part of the suite: run alone in
- * a guest of its own by scripts/uffd-mremap-control.sh.
+ * a guest of its own by tests/harness/uffd-mremap-control.sh.
  *
  * Positive controls: the two threads were inside their moves at the same
  * time (else nothing raced); the module's THP move moved a THP entry

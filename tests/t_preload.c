@@ -14,7 +14,7 @@
  * Each case runs in a child started afresh (execve of this program) with
  * the shim preloaded, so the library's first open of the device happens
  * inside the case. The same children serve the set-user-ID check in the
- * selftests VM (tests/guest/t_selftests): --move and --as-nobody.
+ * selftests VM (tests/harness/guest/t_selftests): --move and --as-nobody.
  *
  * Usage: t_preload [SHIM]   (default: libfastremap-preload.so next to this
  * program's build tree, build/userspace/, or $FASTREMAP_SHIM)

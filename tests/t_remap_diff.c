@@ -2014,7 +2014,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		/*
 		 * Only a count keeps the minimiser's self-check: make check
-		 * runs the default seed with fewer operations (tests/run.sh).
+		 * runs the default seed with fewer operations (tests/harness/run.sh).
 		 */
 		if (!strcmp(argv[i], "--ops") && i + 1 < argc) {
 			nops = atoi(argv[++i]);

@@ -49,7 +49,7 @@
  * The mremap(2) run is the reference the figures are read against; it
  * checks nothing of the module's. --no-mremap leaves it out (make check's
  * arm64 lane, where mremap(2)'s 65,536 flushes make it 11-17 s of each
- * scenario; tests/run.sh), every check of the module unchanged.
+ * scenario; tests/harness/run.sh), every check of the module unchanged.
  *
  * Usage: t_remap_latency [GiB] [--no-mremap]
  */

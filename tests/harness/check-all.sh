@@ -12,7 +12,7 @@
 # without its mremap(2) reference runs (make check).
 # FASTREMAP_CHECK_DKMS_ARM64=1 (make check-all): then DKMS on arm64
 # (tests/harness/check-dkms-arm64.sh), counted in the same last line; too slow
-# for make check (README, "DKMS on arm64").
+# for make check (tests/README.md, "DKMS on arm64").
 set -uo pipefail
 # shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"

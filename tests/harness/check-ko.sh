@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks a built fastremap.ko for calls through pointers, which kernel IBT
-# faults on when the target is a sealed function (README: "Internal kernel
+# faults on when the target is a sealed function (docs/design.md: "Internal kernel
 # functions and kernel IBT"). Prints TAP.
 # Usage: check-ko.sh KO COMPAT_GENERATED_H
 #  - no retpoline thunk (__x86_indirect_*) and no `call *`/`jmp *` in the
@@ -16,6 +16,11 @@ set -uo pipefail
 
 ko=$1 compat=$2
 [ -r "$ko" ] && [ -r "$compat" ] || fr_die "usage: check-ko.sh KO COMPAT_GENERATED_H"
+
+# MODULE_VERSION comes from VERSION, the one place a version is written.
+modver=$(readelf -p .modinfo "$ko" 2>/dev/null | awk '$NF ~ /^version=/ { sub(/^version=/, "", $NF); print $NF }')
+tap_ok "$([ "$modver" = "$(cat "$FR_TOP/VERSION")" ] && echo 1)" \
+	"the module's version is VERSION's ($modver)"
 
 # No static call key (in $syms, objdump -t) that symlist.h does not name.
 no_stray_keys() {

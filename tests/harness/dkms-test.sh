@@ -31,7 +31,7 @@ t "dkms.conf version matches VERSION" grep -q "PACKAGE_VERSION=\"$ver\"" "$FR_TO
 t "dkms add" dk add -m fastremap -v "$ver"
 t "dkms build for $kver" dk build -m fastremap -v "$ver" -k "$kver"
 t "dkms built fastremap.ko" sh -c "ls $hostbase/tree/fastremap/$ver/$kver/*/module/fastremap.ko*"
-# Which check of the internal prototypes ran (README, "Internal prototypes").
+# Which check of the internal prototypes ran (docs/design.md, "Internal prototypes").
 t "dkms's make.log says which prototype check ran" sh -c "find $hostbase/tree -name make.log \
 	-exec grep -h 'fastremap: kernel function prototypes:' {} + | grep ."
 # The hooks the tests drive exist only in test builds (FR_TEST_HOOKS), and

@@ -5,7 +5,7 @@
 # lane with t_remap_diff at 5,000 random operations instead of 10,000,
 # then the arm64 lane with 2,500 and t_remap_latency without its
 # mremap(2) reference runs (their time under emulation, CI's time limit;
-# README, "What make check runs"): make check CHECK_AMD64_DIFF_OPS=N
+# tests/README.md, "What `make check` costs"): make check CHECK_AMD64_DIFF_OPS=N
 # CHECK_ARM64_DIFF_OPS=N CHECK_ARM64_LATENCY_MREMAP=1 changes them. make
 # check-all runs both lanes in full.
 set -euo pipefail

@@ -62,7 +62,7 @@ elif [ -n "${FASTREMAP_DIFF_OPS:-}" ] || [ "${FASTREMAP_LATENCY_MREMAP:-1}" = 0 
 	# make check: fewer random operations for t_remap_diff (its fixed
 	# seed and its big cases unchanged), the program whose time grows
 	# with them; FASTREMAP_LATENCY_MREMAP=0: t_remap_latency without its
-	# mremap(2) reference runs. See README, "What make check runs".
+	# mremap(2) reference runs. See tests/README.md, "What `make check` costs".
 	export FASTREMAP_VM_ARGS="$results/check-args"
 	: >"$FASTREMAP_VM_ARGS"
 	if [ -n "${FASTREMAP_DIFF_OPS:-}" ]; then

@@ -81,7 +81,7 @@ static char t_tlb_was_on[4];	/* tracing_on before it */
  * The test VMs enable the event on the kernel command line, and then it
  * is left alone: turning a tracepoint on or off patches kernel text under
  * every CPU, which on 7.2 under QEMU TCG can end in "Oops: int3" (see
- * tests/run.sh). Without that, the event is enabled here (with record-cmd
+ * tests/harness/run.sh). Without that, the event is enabled here (with record-cmd
  * off first, or enabling it would hook sched_switch too) and disabled by
  * t_tlb_trace_end(). No filter either: lines are matched by pid when read.
  * Returns 0 or -errno.
