@@ -114,7 +114,10 @@ static struct {
 	char was_on[8], was_cmd[8], was_fork[8], was_buf[32];
 } tt = { .on_fd = -1 };
 
-/* Reads dir/name into was (or "") and writes val there. 0 or -errno. */
+/*
+ * Reads dir/name into was (or ""), its first word only (buffer_size_kb
+ * may read "7 (expanded: 1408)"), and writes val there. 0 or -errno.
+ */
 static int t_tlb_set(const char *name, char *was, size_t n, const char *val)
 {
 	char path[160];
@@ -122,6 +125,7 @@ static int t_tlb_set(const char *name, char *was, size_t n, const char *val)
 	snprintf(path, sizeof(path), "%s/%s", tt.dir, name);
 	if (t_read_str(path, was, n))
 		was[0] = 0;
+	was[strcspn(was, " \n")] = 0;
 	return t_write_file(tt.dir, name, val, O_TRUNC);
 }
 
