@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * fr_bench's parts (bench/README.md): the contenders (contenders.c), the
- * flush counting (trace.c), helpers and workload 4's writer thread
- * (util.c), the workloads (workloads.c, workloads_gc.c), the statistics
- * (stats.c) and the report (report.c), configured and run by fr_bench.c.
- * Declarations only.
+ * fr_bench's parts (bench/README.md): the contenders (contenders.c),
+ * helpers and workload 4's writer thread (util.c), the workloads
+ * (workloads.c, workloads_gc.c), the statistics (stats.c) and the report
+ * (report.c), configured and run by fr_bench.c. The TLB flushes are
+ * counted by the test library's counter (tests/lib/tlb.c). Declarations
+ * only.
  */
 #ifndef FR_BENCH_H
 #define FR_BENCH_H
@@ -13,7 +14,6 @@
 #error "define _GNU_SOURCE before including bench.h"
 #endif
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,7 +27,6 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -88,28 +87,6 @@ int uffd_register(void *addr, size_t len);
  */
 int timed_move(int c, char *src, size_t len, char *dst, struct frstats *st, double *us);
 
-/* ---- tracing ---- */
-
-#define MAX_REASONS 8
-struct flushcount {
-	int valid;
-	uint64_t total, lost;
-	int nreasons;
-	char reason[MAX_REASONS][24];
-	uint64_t count[MAX_REASONS];
-};
-
-/* Only around the moves of a traced repetition. */
-extern int tracing;
-
-const char *tr_setup(void);
-void tr_teardown(void);
-void tr_on(void);
-void tr_off(void);
-void tr_disarm(void);
-void tr_begin(void);
-void tr_end(struct flushcount *fc);
-
 /* ---- helpers (util.c) ---- */
 
 double now_us(void);
@@ -156,7 +133,8 @@ struct cell {
 	double us[MAX_REPS];
 	int rep[MAX_REPS];	/* the repetition each of us[] came from */
 	char state[128];		/* "" while fine, else "error: ..." or "skip: ..." */
-	struct flushcount fc;
+	struct t_tlb_counts fc;	/* the traced repetition's TLB flushes */
+	int fc_valid;
 	double ops;		/* moves in the traced repetition */
 	struct frstats st;	/* fastremap's counters in the traced repetition */
 	long vmas[MAX_REPS];	/* K_GC: VMAs after each repetition */

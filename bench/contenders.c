@@ -156,12 +156,12 @@ int timed_move(int c, char *src, size_t len, char *dst, struct frstats *st, doub
 	double t0, t1;
 	int err;
 
-	tr_on();
+	t_tlb_on();
 	t0 = now_us();
 	err = do_move(c, src, len, dst, &fs);
 	t1 = now_us();
 	err = count_move(c, err, &fs, st);
-	tr_off();
+	t_tlb_off();
 	*us = t1 - t0;
 	return err;
 }

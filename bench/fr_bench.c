@@ -141,6 +141,23 @@ static void cfg_load(void)
 	}
 }
 
+/*
+ * The TLB flush counter (tests/lib/tlb.c) for the traced repetitions:
+ * every event recorded counts, workload 4's writer thread's too, and
+ * FASTREMAP_BENCH_TRACE_PIDS records this process's threads only. NULL,
+ * or why there are no counts.
+ */
+static const char *trace_setup(void)
+{
+	const struct t_tlb_opts o = {
+		.all_pids = 1, .pid_filter = cfg.trace_pids,
+		.buf_kb = cfg.trace_buf_kb, .mount = 1, .arm_per_count = 1,
+	};
+
+	if (!cfg.trace)
+		return "disabled";
+	return t_tlb_trace_begin(&o) ? t_tlb_trace_why() : NULL;
+}
 
 int main(void)
 {
@@ -160,7 +177,7 @@ int main(void)
 	/* The mover on CPU 0; workload 4's writer takes CPU 1. */
 	t_pin_cpu(0);
 	header();
-	why = tr_setup();
+	why = trace_setup();
 #ifdef __aarch64__
 	printf("# tlb flush counting: %s\n", why ? why : "arm64: kprobe events on the module's "
 	       "flush and mremap(2)'s out-of-line movers, one extra untimed repetition per cell");
@@ -177,7 +194,7 @@ int main(void)
 		       workloads[w].desc);
 		run_workload(&workloads[w], w, ++idx, total);
 	}
-	tr_teardown();
+	t_tlb_trace_end();
 	print_csv();
 	for (w = 0; w < NWORK; w++)
 		for (c = 0; c < NCONT; c++)

@@ -213,17 +213,16 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 		cl = &cells[wi][c];
 		if (cl->state[0])
 			continue;
-		tr_begin();
+		t_tlb_count_start();
 		traced_rep = 1;
 		err = run_rep(w, &c, 1, cfg.reps, &rr, &bad, msg, sizeof(msg));
 		traced_rep = 0;
 		if (err) {
-			tracing = 0;
-			tr_disarm();
+			t_tlb_count_cancel();
 			snprintf(cl->state, sizeof(cl->state), "%s", msg);
 			continue;
 		}
-		tr_end(&cl->fc);
+		cl->fc_valid = t_tlb_count_stop(&cl->fc) == 0;
 		cl->ops = rr.ops;
 		cl->st = rr.st;
 		cl->thp_kb = rr.thp_kb;
@@ -270,18 +269,20 @@ void print_csv(void)
 			exact = median_ci(cl->us, cl->n, &med, &lo, &hi);
 			if (!exact)
 				nl += snprintf(note + nl, sizeof(note) - nl, "ci=min-max;");
-			if (cl->fc.valid && cl->ops > 0) {
+			if (cl->fc_valid && cl->ops > 0) {
 				snprintf(fl, sizeof(fl), "%.6g", cl->fc.total / cl->ops);
 				for (i = 0; i < cl->fc.nreasons; i++) {
 					size_t rl = strlen(reasons);
+					char key[24];
 
 					snprintf(reasons + rl, sizeof(reasons) - rl, "%s%s=%.6g",
-						 i ? ";" : "", cl->fc.reason[i],
-						 cl->fc.count[i] / cl->ops);
+						 i ? ";" : "",
+						 t_tlb_reason_key(cl->fc.r[i].reason, key, sizeof(key)),
+						 cl->fc.r[i].count / cl->ops);
 				}
 				if (cl->fc.lost)
 					nl += snprintf(note + nl, sizeof(note) - nl,
-						       "trace_lost=%" PRIu64 ";", cl->fc.lost);
+						       "trace_lost=%ld;", cl->fc.lost);
 			}
 			if (c == C_FR && cl->st.calls)
 				nl += snprintf(note + nl, sizeof(note) - nl,

@@ -39,11 +39,11 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 		m.size = sizeof(m);
 		m.moves = (uintptr_t)v;
 		m.count = (uint32_t)n;
-		tr_on();
+		t_tlb_on();
 		t0 = now_us();
 		k = ioctl(frfd, FASTREMAP_IOC_MOVE, &m);
 		t1 = now_us();
-		tr_off();
+		t_tlb_off();
 		if (k || m.done != (uint64_t)n) {
 			char what[64];
 

@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 	fd = t_open();
 	if (!tap_ok(fd >= 0, "open the device (%s)", fd < 0 ? strerror(errno) : "ok"))
 		return tap_done();
-	if (!tap_ok(t_tlb_trace_begin() == 0, "enable the flush events (%s)",
+	if (!tap_ok(t_tlb_trace_begin(NULL) == 0, "enable the flush events (%s)",
 		    t_tlb_trace_source())) {
 		close(fd);
 		return tap_done();

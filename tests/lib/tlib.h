@@ -352,13 +352,14 @@ int t_probe_cmp_page(const void *a, const void *b);
 int t_probe_write_page(void *p, const void *buf);
 
 /* ---------------------------------------------------------------------- */
-/* tlb:tlb_flush tracepoint                                                */
+/* TLB flush counting: tlb:tlb_flush (x86-64), kprobe events (arm64)      */
 
 #define T_TLB_REASONS 8
 
 struct t_tlb_counts {
-	int total;		/* events of this process */
+	int total;		/* events counted (this process's, or all_pids) */
 	int other;		/* events of other processes (not counted) */
+	long lost;		/* events the ring buffer dropped: total is then low */
 	int nreasons;
 	struct {
 		char reason[48];
@@ -399,17 +400,43 @@ long t_trace_pid(const char *line, const char **at);
 int t_tlb_reason(const struct t_tlb_counts *c, const char *reason);
 
 /*
- * Starts a series of t_tlb_trace_count() calls; t_tlb_trace_end() ends it.
- * The test VMs enable the event on the kernel command line, and then it
- * is left alone: turning a tracepoint on or off patches kernel text under
- * every CPU, which on 7.2 under QEMU TCG can end in "Oops: int3" (see
- * tests/harness/run.sh). Without that, the event is enabled here (with record-cmd
- * off first, or enabling it would hook sched_switch too) and disabled by
- * t_tlb_trace_end(). No filter either: lines are matched by pid when read.
- * Returns 0 or -errno.
+ * A reason as a short key for reports: "local_mm" for "local mm
+ * shootdown" and so on; any other lowercased, blanks and ",;=" as "_"
+ * (into buf, of size).
  */
-int t_tlb_trace_begin(void);
+const char *t_tlb_reason_key(const char *reason, char *buf, size_t size);
+
+/* A session's options; all 0 (or NULL for them) is what the tests use. */
+struct t_tlb_opts {
+	/*
+	 * Count every event read, whatever its process; else only this
+	 * process's (the others in t_tlb_counts.other).
+	 */
+	int all_pids;
+	/* Record only this process and its threads (set_event_pid, event-fork). */
+	int pid_filter;
+	int buf_kb;		/* buffer_size_kb for the session, or 0 */
+	int mount;		/* mount tracefs if it is not (natively) */
+	/* arm64: the kprobes armed only between count_start and count_stop. */
+	int arm_per_count;
+};
+
+/*
+ * Starts a session of counts, each between t_tlb_count_start() and
+ * t_tlb_count_stop() (or a t_tlb_trace_count()); t_tlb_trace_end() ends
+ * it and puts back what it changed (tracing_on, record-cmd, the buffer's
+ * size, event-fork). Recording is paused but inside t_tlb_on()..off().
+ * The test VMs enable the tlb:tlb_flush event on the kernel command line,
+ * and then it is left alone: turning a tracepoint on or off patches kernel
+ * text under every CPU, which on 7.2 under QEMU TCG can end in "Oops:
+ * int3" (see tests/harness/run.sh). Without that, the event is enabled
+ * here (with record-cmd off first, or enabling it would hook sched_switch
+ * too) and disabled by t_tlb_trace_end(). 0 or -errno (-ENOENT: no tracefs
+ * or no such event), and then t_tlb_trace_why() tells what failed.
+ */
+int t_tlb_trace_begin(const struct t_tlb_opts *opts);
 void t_tlb_trace_end(void);
+const char *t_tlb_trace_why(void);
 
 /* What the counts are made of, for the tests' diagnostics. */
 const char *t_tlb_trace_source(void);
@@ -417,14 +444,31 @@ const char *t_tlb_trace_source(void);
 /* arm64: whether t_tlb_trace_begin() could probe the kernel function @fn. */
 int t_tlb_probed(const char *fn);
 
+/* Opens a count: clears the trace buffer (and arms). 0 or -errno. */
+int t_tlb_count_start(void);
+
 /*
- * Counts the tlb:tlb_flush events of this process while fn(arg) runs:
- * clears the trace buffer, turns recording on (tracing_on), runs fn,
- * turns it off, reads the buffer and counts the
- * "tlb_flush: pages:N reason:R (n)" lines of this pid by reason. Inside
- * t_tlb_trace_begin()/t_tlb_trace_end() the event stays enabled; otherwise it
- * is enabled and disabled around the call. Returns 0, or -errno (-ENOENT:
- * no tracefs or no such event). Not for concurrent use.
+ * Recording on and off inside a count (one write to an open tracing_on,
+ * nothing outside a count): around the calls to count only. A failed
+ * write ends the count without a result.
+ */
+void t_tlb_on(void);
+void t_tlb_off(void);
+
+/*
+ * Closes a count: reads the trace buffer and counts the flush events
+ * ("tlb_flush: pages:N reason:R (n)" lines on x86, one reason each; on
+ * arm64 a probe's hit, the function its reason) by reason, and the lost
+ * ones. 0, or -errno (-EIO: recording could not be switched).
+ */
+int t_tlb_count_stop(struct t_tlb_counts *out);
+
+/* Closes a count without reading it (the calls counted failed). */
+void t_tlb_count_cancel(void);
+
+/*
+ * One count around fn(arg), in the session or in one of the defaults
+ * made for the call. Returns 0, or -errno. Not for concurrent use.
  */
 int t_tlb_trace_count(void (*fn)(void *), void *arg,
 		      struct t_tlb_counts *out);
