@@ -243,6 +243,25 @@ static char *map_src(size_t len, size_t align, struct t_area *a)
 	return p;
 }
 
+/*
+ * A 2 MiB-aligned source of slen bytes and a reserved destination for
+ * dlen; if either cannot be had, nothing is left mapped and the test is
+ * reported skipped (NULL).
+ */
+static char *map_pair(size_t slen, size_t dlen, size_t dst_align, struct t_area *as,
+		      struct t_area *ad, char **dst, const char *name)
+{
+	char *src = map_src(slen, SZ_2M, as);
+
+	*dst = src ? t_pick(dlen, dst_align, ad) : NULL;
+	if (*dst)
+		return src;
+	tap_skip_test("mmap failed", "%s", name);
+	if (src)
+		t_release(as);
+	return NULL;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Moves: alignments and sizes                                             */
 
@@ -323,14 +342,10 @@ static void test_grow_fixed(uint64_t s)
 	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
-	char *src = map_src(SZ_4M, SZ_2M, &as), *dst, *p;
+	char *dst, *src = map_pair(SZ_4M, 2 * SZ_4M, SZ_2M, &as, &ad, &dst, name), *p;
 
-	if (!src || !(dst = t_pick(2 * SZ_4M, SZ_2M, &ad))) {
-		tap_skip_test("mmap failed", "%s", name);
-		if (src)
-			t_release(&as);
+	if (!src)
 		return;
-	}
 	touch_region(src, SZ_4M, s, &t);
 	p = t_remap(fd, src, SZ_4M, 2 * SZ_4M, MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
@@ -350,16 +365,13 @@ static void test_shrink_fixed(uint64_t s, size_t dst_align)
 	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
-	char name[160], *src = map_src(2 * SZ_4M, SZ_2M, &as), *dst, *p;
+	char name[160], *src, *dst, *p;
 
 	snprintf(name, sizeof(name), "shrink 8M -> 4M while moving to a %s-aligned address",
 		 szstr(dst_align));
-	if (!src || !(dst = t_pick(SZ_4M, dst_align, &ad))) {
-		tap_skip_test("mmap failed", "%s", name);
-		if (src)
-			t_release(&as);
+	src = map_pair(2 * SZ_4M, SZ_4M, dst_align, &as, &ad, &dst, name);
+	if (!src)
 		return;
-	}
 	touch_region(src, 2 * SZ_4M, s, &t);
 	p = t_remap(fd, src, 2 * SZ_4M, SZ_4M, MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
@@ -643,14 +655,10 @@ static void decl_mlock_grow(uint64_t s)
 	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct t_smaps sm;
-	char *src = map_src(SZ_2M, SZ_2M, &as), *dst, *p;
+	char *dst, *src = map_pair(SZ_2M, SZ_4M, SZ_2M, &as, &ad, &dst, name), *p;
 
-	if (!src || !(dst = t_pick(SZ_4M, SZ_2M, &ad))) {
-		tap_skip_test("mmap failed", "%s", name);
-		if (src)
-			t_release(&as);
+	if (!src)
 		return;
-	}
 	t_fill_pattern(src, SZ_2M, s);
 	if (mlock(src, SZ_2M)) {
 		tap_skip_test(strerror(errno), "%s: mlock", name);
