@@ -63,7 +63,7 @@ static bool fr_vma_supported(struct vm_area_struct *vma)
 	/* KSM: mremap(2) unmerges first (ksm_madvise), which is not ours. */
 	if (vma->vm_flags & VM_MERGEABLE)
 		return false;
-	if (userfaultfd_armed(vma))
+	if (userfaultfd_armed(vma) && !FR_MUTANT(UFFD_MOVED))
 		return false;
 	if (FR_MUTANT(DECLINE_SHARED) && vma->vm_file)
 		return false;
@@ -242,7 +242,7 @@ static long fr_remap_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		if (v)
 			vm_flags_set(v, VM_ACCOUNT);
 	}
-	if (account_end) {
+	if (account_end && !FR_MUTANT(TAIL_NO_ACCOUNT)) {
 		v = vma_lookup(mm, addr + old_len);
 		if (v)
 			vm_flags_set(v, VM_ACCOUNT);

@@ -169,6 +169,61 @@ int t_smaps_range(uintptr_t lo, uintptr_t hi, struct t_smaps *out)
 	return t_smaps_ranges(&r, 1, out);
 }
 
+static char t_smaps_buf[1 << 20];
+
+int t_vmas_read(uintptr_t lo, uintptr_t hi, struct t_vma *out, int max)
+{
+	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC), n = 0;
+	struct t_vma *cur = NULL;
+	size_t len = 0;
+	ssize_t r;
+	char *l, *nl;
+
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, t_smaps_buf + len, sizeof(t_smaps_buf) - 1 - len)) > 0)
+		len += r;
+	close(fd);
+	if (r < 0 || len == sizeof(t_smaps_buf) - 1)
+		return -1;
+	t_smaps_buf[len] = 0;
+	for (l = t_smaps_buf; *l; l = nl + 1) {
+		unsigned long long s, e;
+		const char *q;
+
+		nl = strchr(l, '\n');
+		if (!nl)
+			break;
+		*nl = 0;
+		if (!strncmp(l, "VmFlags:", 8)) {
+			if (cur) {
+				size_t k = snprintf(cur->flags, sizeof(cur->flags), "%s", l + 9);
+
+				while (k > 0 && k < sizeof(cur->flags) && cur->flags[k - 1] == ' ')
+					cur->flags[--k] = 0;
+			}
+			continue;
+		}
+		/* A VMA's line: "start-end perms ...", the fields' "Key: value". */
+		q = t_hex(l, &s);
+		if (*q != '-')
+			continue;
+		q = t_hex(q + 1, &e);
+		cur = NULL;
+		if (*q != ' ' || e <= lo || s >= hi)
+			continue;
+		if (n < max) {
+			cur = &out[n];
+			memset(cur, 0, sizeof(*cur));
+			cur->start = s < lo ? lo : s;
+			cur->end = e > hi ? hi : e;
+			memcpy(cur->perms, q + 1, 4);
+		}
+		n++;
+	}
+	return n;
+}
+
 __thread sigjmp_buf t_probe_env;
 
 __thread volatile int t_probe_armed;

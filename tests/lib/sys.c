@@ -91,7 +91,7 @@ long t_proc_field(const char *path, const char *key)
  * "never" folds them in (overcommit_policy_handler()), so the value read
  * right after is exact; the policy is then put back. Needs root.
  */
-static long t_committed_kb(void)
+long t_committed_kb(void)
 {
 	static const char pol[] = "/proc/sys/vm/overcommit_memory";
 	char old[16];

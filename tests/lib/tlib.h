@@ -329,6 +329,22 @@ int t_smaps_ranges(const struct t_range *r, int n, struct t_smaps *out);
 
 int t_smaps_range(uintptr_t lo, uintptr_t hi, struct t_smaps *out);
 
+/* A VMA as smaps shows it, with its VmFlags ("rd wr mr mw me ac"). */
+struct t_vma {
+	uintptr_t start, end;	/* clipped to the range asked for */
+	char perms[5];
+	char flags[120];
+};
+
+/*
+ * The VMAs intersecting [lo, hi), clipped to it, with their VmFlags, from
+ * one read of /proc/self/smaps into a static buffer: nothing is allocated
+ * or mapped, so VmSize and Committed_AS read around it stay as they were.
+ * Returns the number of VMAs (which may exceed max: only max are
+ * stored), or -1.
+ */
+int t_vmas_read(uintptr_t lo, uintptr_t hi, struct t_vma *out, int max);
+
 /* ---------------------------------------------------------------------- */
 /* Guarded access: a fault (SIGSEGV, SIGBUS) becomes a return value        */
 
@@ -508,6 +524,12 @@ struct t_acct {
  * touches of its stack and data too); 0, or -1 if one could not be read.
  */
 int t_acct_read(struct t_acct *a, uintptr_t lo, uintptr_t hi);
+/*
+ * Committed_AS (kB) to the page, folded in by a moment of overcommit
+ * policy "never" (root only; -1 otherwise). Reads without allocating.
+ */
+long t_committed_kb(void);
+
 
 /* Describes the first difference between two readings into buf; 0 if none. */
 int t_acct_diff(const struct t_acct *a, const struct t_acct *b,
