@@ -1136,7 +1136,7 @@ static void sc_sigkill(const char *name, int unused)
 	 * has, since that is what the scenario is about.
 	 */
 	for (int r = -1; r < S9_ROUNDS || (!inside && r < S9_MAX_ROUNDS); r++) {
-		int pfd[2], st = 0;
+		int pfd[2], st = 0, ready;
 		struct pollfd pf;
 		char c;
 		pid_t pid;
@@ -1156,13 +1156,15 @@ static void sc_sigkill(const char *name, int unused)
 		}
 		pf.fd = pfd[0];
 		pf.events = POLLIN;
-		if (poll(&pf, 1, 20000) == 1 && read(pfd[0], &c, 1) == 1)
+		/* A child that never got to its moves is not killed mid-move. */
+		ready = poll(&pf, 1, 20000) == 1 && read(pfd[0], &c, 1) == 1;
+		if (ready)
 			usleep(50000 + rnd() % 150000);
 		else
 			tap_diag("%s: round %d: child not ready", name, r);
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
-		if (r >= 0) {
+		if (r >= 0 && ready) {
 			inside += s9_shared[1] != 0;
 			moves += s9_shared[0];
 		}
@@ -1175,7 +1177,7 @@ static void sc_sigkill(const char *name, int unused)
 			rounds++;
 		}
 		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
-			killed += r >= 0;
+			killed += r >= 0 && ready;
 		else
 			tap_diag("%s: round %d: child status %#x (exit 2 setup, 3 move failed, 4 data)",
 				 name, r, st);
