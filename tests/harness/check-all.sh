@@ -3,7 +3,8 @@
 # lane (FASTREMAP_ARCH=arm64), one after the other: each lane's guests
 # use both of the machine's cores, so running the lanes side by side only
 # stretches both towards their VM time limits. Each lane prints its own
-# summary; the last line adds them up as "N passed, N failed, N skipped".
+# summary; the last lines add them up: the test cases and the harness's
+# own checks apart, then "N passed, N failed, N skipped".
 # FASTREMAP_ARCHES="amd64" (or "arm64") runs one lane.
 # FASTREMAP_AMD64_DIFF_OPS=N, FASTREMAP_ARM64_DIFF_OPS=N: that lane's
 # t_remap_diff makes N random operations (make check; tests/harness/run.sh's
@@ -20,9 +21,10 @@ set -uo pipefail
 mkdir -p "$FR_TOP/build"
 rc=0
 # part NAME LOG COMMAND...: runs one part, its output shown and kept in
-# LOG, and adds the summary of its last line to the totals.
+# LOG, and adds the summary of its last line to the totals (its test
+# cases from the split line before it; without one, all of them).
 part() {
-	local name=$1 log=$2 p f s
+	local name=$1 log=$2 p f s cp cf cs
 	shift 2
 	"$@" | tee "$log"
 	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
@@ -33,8 +35,9 @@ part() {
 		rc=1
 		return
 	fi
+	read -r cp cf cs < <(tap_read_split "$log")
 	echo "# $name: $p passed, $f failed, $s skipped"
-	tap_add "$p" "$f" "$s"
+	tap_add "$p" "$f" "$s" "${cp:-$p}" "${cf:-$f}" "${cs:-$s}"
 }
 
 for arch in ${FASTREMAP_ARCHES:-amd64 arm64}; do

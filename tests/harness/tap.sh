@@ -14,15 +14,24 @@
 #   tap_skip REASON DESCRIPTION       "ok N - DESCRIPTION # SKIP REASON"
 #   tap_diag TEXT...                  each line as a "# " comment
 #   tap_count FILE                    adds a TAP file's results to the
-#                                     counts, without numbering them
+#                                     counts, without numbering them, and
+#                                     to the test cases' own counts
 #   tap_done                          the plan "1..N", then the summary
 #                                     "# N passed, N failed, N skipped";
 #                                     returns 1 if anything failed
 #   tap_done_run                      the same for a whole run: its last
 #                                     line the summary, not a comment
 #   tap_begin                         counts from zero again
-#   tap_add P F S, tap_total          totals over several streams (suites,
-#                                     lanes), and their summary line
+#   tap_split                         "cases: N passed, N failed, N
+#                                     skipped; harness checks: N passed,
+#                                     N failed, N skipped": the results
+#                                     tap_count read apart from the
+#                                     checks tap_ok numbered
+#   tap_add P F S [CP CF CS], tap_total
+#                                     totals over several streams (suites,
+#                                     lanes; CP CF CS: of them test cases),
+#                                     and their summary: the split as a
+#                                     comment, then the summary line
 #
 # TAP_LOG: the file tap_check appends its commands' output to (default
 # none). TAP_SHOW=N: a failed result shows TAP_LOG's last N lines, and
@@ -30,9 +39,11 @@
 
 tap_begin() {
 	TAP_N=0 TAP_PASS=0 TAP_FAIL=0 TAP_SKIP=0
+	TAP_CPASS=0 TAP_CFAIL=0 TAP_CSKIP=0
 }
 tap_begin
 TAP_TOT_PASS=0 TAP_TOT_FAIL=0 TAP_TOT_SKIP=0
+TAP_TOT_CPASS=0 TAP_TOT_CFAIL=0 TAP_TOT_CSKIP=0
 
 tap_diag() {
 	printf '%s\n' "$@" | sed 's/^/# /'
@@ -78,10 +89,22 @@ tap_count() {
 	_tap_f=$(grep -cE '^not ok [0-9]+' "$1")
 	TAP_PASS=$((TAP_PASS + _tap_p - _tap_s)) TAP_FAIL=$((TAP_FAIL + _tap_f))
 	TAP_SKIP=$((TAP_SKIP + _tap_s))
+	TAP_CPASS=$((TAP_CPASS + _tap_p - _tap_s)) TAP_CFAIL=$((TAP_CFAIL + _tap_f))
+	TAP_CSKIP=$((TAP_CSKIP + _tap_s))
 }
 
 tap_summary() {
 	echo "$TAP_PASS passed, $TAP_FAIL failed, $TAP_SKIP skipped"
+}
+
+# _tap_split P F S CP CF CS: the split of a summary into cases and checks.
+_tap_split() {
+	echo "cases: $4 passed, $5 failed, $6 skipped;" \
+		"harness checks: $(($1 - $4)) passed, $(($2 - $5)) failed, $(($3 - $6)) skipped"
+}
+
+tap_split() {
+	_tap_split "$TAP_PASS" "$TAP_FAIL" "$TAP_SKIP" "$TAP_CPASS" "$TAP_CFAIL" "$TAP_CSKIP"
 }
 
 tap_done() {
@@ -99,9 +122,13 @@ tap_done_run() {
 tap_add() {
 	TAP_TOT_PASS=$((TAP_TOT_PASS + $1)) TAP_TOT_FAIL=$((TAP_TOT_FAIL + $2))
 	TAP_TOT_SKIP=$((TAP_TOT_SKIP + $3))
+	TAP_TOT_CPASS=$((TAP_TOT_CPASS + ${4:-0})) TAP_TOT_CFAIL=$((TAP_TOT_CFAIL + ${5:-0}))
+	TAP_TOT_CSKIP=$((TAP_TOT_CSKIP + ${6:-0}))
 }
 
 tap_total() {
+	echo "# $(_tap_split "$TAP_TOT_PASS" "$TAP_TOT_FAIL" "$TAP_TOT_SKIP" \
+		"$TAP_TOT_CPASS" "$TAP_TOT_CFAIL" "$TAP_TOT_CSKIP")"
 	echo "$TAP_TOT_PASS passed, $TAP_TOT_FAIL failed, $TAP_TOT_SKIP skipped"
 }
 
@@ -109,4 +136,11 @@ tap_total() {
 # summary "N passed, N failed, N skipped", else nothing.
 tap_read_summary() {
 	tail -n 1 "$1" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p'
+}
+
+# tap_read_split FILE: "CP CF CS", the test cases of FILE's last split
+# line (tap_total's "# cases: ..."), else nothing.
+tap_read_split() {
+	sed -nE 's/^# cases: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped; harness checks: .*/\1 \2 \3/p' \
+		"$1" | tail -n 1
 }
