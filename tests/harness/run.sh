@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The test suite: host tests, then for each kernel (Debian 12, 13,
 # unstable) a DKMS build and a QEMU boot running every in-VM test program.
-# Prints TAP per program, a summary per kernel, and last the line
-# "N passed, N failed, N skipped" over everything. Exits non-zero on any
-# failure. Run as root (chroots, mounts, dkms). See README.md.
+# Prints TAP per program, a summary per kernel, the test cases and the
+# harness's own checks apart, and last the line "N passed, N failed, N
+# skipped" over everything. Exits non-zero on any failure. Run as root
+# (chroots, mounts, dkms). See README.md.
 #
 # Only what ran counts: every stream (host test, DKMS test, in-VM program,
-# selftests) must exit 0 and end with a "1..N" plan matching its N result
-# lines, and every SKIP must be listed for its kernel in
-# tests/expected-skips; a listed skip that did not happen is reported.
+# selftests) must exit 0, end with a "1..N" plan matching its N result
+# lines, and print at least the results tests/expected-counts lists for
+# it on its kernel; every SKIP must be listed for its kernel in
+# tests/expected-skips, and every listed skip of a stream that ran must
+# have happened.
 set -uo pipefail
 # shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
@@ -74,8 +77,9 @@ elif [ -n "${FASTREMAP_DIFF_OPS:-}" ] || [ "${FASTREMAP_LATENCY_MREMAP:-1}" = 0 
 fi
 
 # Per suite, the harness's own checks are numbered as a TAP stream (tap_ok)
-# and every stream's results count with them (tap_count); the suites add
-# up to the last line (tap_add, tap_total).
+# and every stream's results count with them (tap_count), kept apart as
+# test cases too (tap_split); the suites add up to the last lines
+# (tap_add, tap_total).
 
 # The expected skips: "SUITES | PROGRAM | DESCRIPTION | REASON" lines,
 # SUITES a comma list or "*", DESCRIPTION the start of the skipped case's
@@ -86,8 +90,8 @@ trim() { local v=$1; v=${v#"${v%%[![:space:]]*}"}; printf '%s' "${v%"${v##*[![:s
 # skip_entries SUITE: "LINE<TAB>PROGRAM<TAB>DESCRIPTION" for the suite.
 # The arm64 lane's suites are SUITE-arm64 there.
 skip_entries() {
-	local n=0 line su pr de rest key=$1
-	fr_is_arm64 && [ "$key" != host ] && key="$key-arm64"
+	local n=0 line su pr de rest key
+	key=$(suite_key "$1")
 	while IFS= read -r line || [ -n "$line" ]; do
 		n=$((n + 1))
 		case $line in '#'* | '') continue ;; esac
@@ -98,22 +102,53 @@ skip_entries() {
 	done <"$skips_file"
 }
 
+# The fewest results each stream must print per kernel: "SUITES | PROGRAM
+# | MINIMUM" lines, SUITES as in tests/expected-skips. A program's own plan
+# counts what it printed; this catches one that returned early, exit 0,
+# after dropping a section.
+counts_file="$FR_TOP/tests/expected-counts"
+# suite_key SUITE: the suite's name in both files (SUITE-arm64 on arm64).
+suite_key() {
+	if fr_is_arm64 && [ "$1" != host ]; then printf '%s-arm64' "$1"; else printf '%s' "$1"; fi
+}
+# min_count SUITE PROGRAM: the first minimum listed for them, else nothing.
+min_count() {
+	local line su pr mi rest key
+	key=$(suite_key "$1")
+	while IFS= read -r line || [ -n "$line" ]; do
+		case $line in '#'* | '') continue ;; esac
+		IFS='|' read -r su pr mi rest <<<"$line"
+		[ "$(trim "$pr")" = "$2" ] || continue
+		case ",$(trim "$su")," in *",$key,"* | ',*,') ;; *) continue ;; esac
+		trim "$mi"
+		return
+	done <"$counts_file"
+}
+
 # check_stream SUITE PROGRAM FILE RC: counts the stream's results, then one
 # harness check that it exited 0 (RC empty: it did not finish), printed
-# one "1..N" plan matching its N result lines, and skipped nothing that
-# tests/expected-skips does not list for SUITE.
+# one "1..N" plan matching its N result lines, at least the minimum of
+# tests/expected-counts, and skipped nothing that tests/expected-skips
+# does not list for SUITE. The count goes into the run's counts file.
 check_stream() {
-	local suite=$1 prog=$2 file=$3 rc=$4 plan nres why=() d ln pr de found
+	local suite=$1 prog=$2 file=$3 rc=$4 plan nres min why=() d ln pr de found
 	tap_count "$file"
 	[ "$rc" = 0 ] || why+=("exit ${rc:-(did not finish)}")
 	plan=$(grep -E '^1\.\.[0-9]+' "$file" | sed -E 's/^1\.\.([0-9]+).*/\1/')
 	nres=$(grep -cE '^(not )?ok [0-9]+' "$file")
+	printf '%s | %s | %s\n' "$(suite_key "$suite")" "$prog" "$nres" >>"$results/counts"
 	if [ -z "$plan" ]; then
 		why+=("no 1..N plan")
 	elif [ "$(printf '%s\n' "$plan" | wc -l)" != 1 ]; then
 		why+=("$(printf '%s\n' "$plan" | wc -l) plans")
 	elif [ "$plan" = 0 ] || [ "$plan" != "$nres" ]; then
 		why+=("plan 1..$plan but $nres results")
+	fi
+	min=$(min_count "$suite" "$prog")
+	if ! [[ $min =~ ^[0-9]+$ ]]; then
+		why+=("no minimum result count for $(suite_key "$suite") in tests/expected-counts")
+	elif [ "$nres" -lt "$min" ]; then
+		why+=("$nres results, fewer than the $min of tests/expected-counts")
 	fi
 	while IFS= read -r d; do
 		[ -n "$d" ] || continue
@@ -128,7 +163,7 @@ check_stream() {
 		[ -n "$found" ] || why+=("unexpected SKIP: $d")
 	done < <(grep -E '^ok [0-9]+ .*# SKIP' "$file" | sed -E 's/^ok [0-9]+ (- )?//; s/ # SKIP.*//')
 	if [ ${#why[@]} = 0 ]; then
-		tap_ok 1 "$suite/$prog: exit 0, plan 1..$plan matches, no unexpected SKIP"
+		tap_ok 1 "$suite/$prog: exit 0, plan 1..$plan matches, at least $min results, no unexpected SKIP"
 	else
 		tap_ok 0 "$suite/$prog: $(IFS=';'; printf '%s' "${why[*]}" | sed 's/;/; /g')"
 	fi
@@ -147,30 +182,34 @@ stream() {
 	check_stream "$suite" "$name" "$file" "$rc"
 }
 
-# report_unused_skips SUITE PROGRAM...: the listed skips of the programs
-# that ran which did not happen (reported, not failed: they may be fixed).
-report_unused_skips() {
-	local suite=$1 ln pr de p
+# check_unused_skips SUITE PROGRAM...: one harness check that every listed
+# skip of the programs that ran happened. One that did not fails the run:
+# the entry is stale (delete it) or the case no longer runs where it should.
+check_unused_skips() {
+	local suite=$1 ln pr de p unused=()
 	shift
 	while IFS=$'\t' read -r ln pr de; do
 		for p in "$@"; do
 			[ "$p" = "$pr" ] || continue
 			[ -n "${skip_seen[$suite:$ln]:-}" ] && continue
-			echo "# $suite: expected SKIP did not happen (tests/expected-skips line $ln): $pr: $de"
+			unused+=("line $ln: $pr: $de")
 			unused_skips+=("$suite: $pr: $de (tests/expected-skips line $ln)")
 		done
 	done < <(skip_entries "$suite")
+	tap_ok "$([ ${#unused[@]} = 0 ] && echo 1)" \
+		"$suite: every skip tests/expected-skips lists for the programs that ran happened" \
+		"$(printf 'expected SKIP did not happen: tests/expected-skips %s\n' "${unused[@]}")"
 }
 
 # The sum of one FR-STATS counter over the programs of the suite's VM log.
 stats() { sed -n "s/^# FR-STATS .*$1=\([0-9]*\).*/\1/p" "$log" | awk '{ s += $1 } END { print s + 0 }'; }
 
 finish_suite() { # finish_suite NAME
-	local name=$1
-	fr_is_arm64 && [ "$name" != host ] && name="$name-arm64"
-	echo "# $name: $(tap_summary)"
-	summary+=("$name: $(tap_summary)")
-	tap_add "$TAP_PASS" "$TAP_FAIL" "$TAP_SKIP"
+	local name
+	name=$(suite_key "$1")
+	echo "# $name: $(tap_summary) ($(tap_split))"
+	summary+=("$name: $(tap_summary) ($(tap_split))")
+	tap_add "$TAP_PASS" "$TAP_FAIL" "$TAP_SKIP" "$TAP_CPASS" "$TAP_CFAIL" "$TAP_CSKIP"
 }
 
 summary=()
@@ -198,7 +237,7 @@ for t in $HOST_TESTS; do
 	esac
 done
 # shellcheck disable=SC2086
-report_unused_skips host $HOST_TESTS
+check_unused_skips host $HOST_TESTS
 finish_suite host
 
 for suite in $FR_SUITES; do
@@ -288,7 +327,7 @@ for suite in $FR_SUITES; do
 
 	if fr_is_arm64; then
 		# shellcheck disable=SC2086
-		report_unused_skips "$suite" check-pagesize setup $VM_TESTS
+		check_unused_skips "$suite" check-pagesize setup $VM_TESTS
 		finish_suite "$suite"
 		continue
 	fi
@@ -301,7 +340,7 @@ for suite in $FR_SUITES; do
 		stream "$suite" sigenforce "$FR_HARNESS/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log"
 	fi
 	# shellcheck disable=SC2086
-	report_unused_skips "$suite" dkms setup $VM_TESTS selftests sigenforce
+	check_unused_skips "$suite" dkms setup $VM_TESTS selftests sigenforce
 	finish_suite "$suite"
 done
 
