@@ -11,12 +11,46 @@
  * The cases cover what the undo path must give back: a plain move, a move
  * that grows (its extra commit charge), MREMAP_DONTUNMAP (the new range's
  * charge), and mlocked memory (locked_vm).
+ *
+ * An attempt that fails before anything moved proves nothing of the undo.
+ * The module's test-only hold_after_prepare stops a relocation once a pass
+ * has prepared tables, just before it moves them; it is armed for every
+ * attempt, and a thread started before any snapshot releases it and counts
+ * the holds. A failed attempt that was held moved entries before it ran
+ * out, and the undo moved them back: each case requires one.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include "tlib.h"
 
 #define PARAM "/sys/module/fastremap/parameters/fail_table_alloc"
+#define HOLD "/sys/module/fastremap/parameters/hold_after_prepare"
 #define LEN (16UL << 20)
+
+/* Holds the releaser saw and released; the releaser runs while this is 0. */
+static int holds, stop_releaser;
+
+/*
+ * Releases every hold (the parameter reads 2 while a relocation waits).
+ * It only reads and writes the parameter, from buffers on its stack that
+ * its first round touched: it maps nothing and never faults, so it
+ * neither changes the snapshots nor waits for the mmap_lock the held call
+ * holds.
+ */
+static void *releaser(void *unused)
+{
+	char buf[16];
+
+	(void)unused;
+	while (!__atomic_load_n(&stop_releaser, __ATOMIC_SEQ_CST)) {
+		if (!t_read_str(HOLD, buf, sizeof(buf)) && !strcmp(buf, "2")) {
+			__atomic_add_fetch(&holds, 1, __ATOMIC_SEQ_CST);
+			t_write_str(HOLD, "0");
+		}
+		usleep(500);
+	}
+	return NULL;
+}
 
 static int set_fail(int n)
 {
@@ -57,6 +91,7 @@ static int is_mapped(void *p)
 /* /proc/self/maps as it was before the call. */
 static char maps_before[sizeof(t_maps_buf)];
 
+/* Returns 1 if the attempt failed, 2 if it failed after moving entries. */
 static int run(int fd, const struct ecase *c, int n)
 {
 	struct t_area sa, da;
@@ -65,7 +100,7 @@ static int run(int fd, const struct ecase *c, int n)
 	char *src = t_map_aligned(LEN, 2UL << 20, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
 	char *dst = t_pick(c->new_len + (2UL << 20), 2UL << 20, &da);
-	int failed = 0, acct_ok;
+	int failed = 0, acct_ok, held;
 	char why[128];
 	uintptr_t lo, hi;
 	void *res;
@@ -96,14 +131,22 @@ static int run(int fd, const struct ecase *c, int n)
 	acct_ok = t_acct_read(&before, lo, hi) == 0 && t_maps_snapshot() == 0;
 	memcpy(maps_before, t_maps_buf, t_maps_len + 1);
 	set_fail(n);
+	held = __atomic_load_n(&holds, __ATOMIC_SEQ_CST);
+	t_write_str(HOLD, "1");
 	res = t_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
 	e = errno;
+	/* Disarmed if never reached; counted by the releaser if it was. */
+	t_write_str(HOLD, "0");
+	held = __atomic_load_n(&holds, __ATOMIC_SEQ_CST) != held;
 	set_fail(0);
 	/* Read before anything else runs that might touch a new page. */
 	if (res == MAP_FAILED)
 		acct_ok = acct_ok && t_acct_read(&after, lo, hi) == 0 && t_maps_snapshot() == 0;
 	if (res == MAP_FAILED) {
-		failed = 1;
+		failed = 1 + held;
+		tap_diag("%s: allocation %d failed %s", c->name, n,
+			 held ? "after entries moved: the undo moved them back"
+			      : "before anything moved");
 		tap_ok(e == ENOMEM, "%s, fail from allocation %d: ENOMEM (%s)", c->name, n,
 		       strerror(e));
 		tap_ok(acct_ok && !strcmp(maps_before, t_maps_buf),
@@ -136,6 +179,8 @@ out:
 int main(void)
 {
 	int fd = t_open();
+	pthread_t rel;
+	char buf[16];
 
 	if (!tap_ok(fd >= 0, "open the device"))
 		return tap_done();
@@ -143,13 +188,25 @@ int main(void)
 		tap_skip_test("no fail_table_alloc parameter", "allocation failure");
 		return tap_done();
 	}
+	if (!tap_ok(!access(HOLD, W_OK) && !t_read_str(HOLD, buf, sizeof(buf)) &&
+		    !strcmp(buf, "0") && !pthread_create(&rel, NULL, releaser, NULL),
+		    "hold_after_prepare present and off, its releaser started"))
+		return tap_done();
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		int failures = 0;
+		int failures = 0, undone = 0, r;
 
-		for (size_t k = 0; k < ARRAY_SIZE(fail_at); k++)
-			failures += run(fd, &cases[c], fail_at[k]);
+		for (size_t k = 0; k < ARRAY_SIZE(fail_at); k++) {
+			r = run(fd, &cases[c], fail_at[k]);
+			failures += r > 0;
+			undone += r == 2;
+		}
 		tap_ok(failures > 0, "%s: the out-of-memory path was taken (%d of %zu attempts)",
 		       cases[c].name, failures, ARRAY_SIZE(fail_at));
+		tap_ok(undone > 0,
+		       "%s: a failed attempt had moved entries, which the undo moved back (%d of %d)",
+		       cases[c].name, undone, failures);
 	}
+	__atomic_store_n(&stop_releaser, 1, __ATOMIC_SEQ_CST);
+	pthread_join(rel, NULL);
 	return tap_done();
 }
