@@ -223,7 +223,7 @@ fr_log "building userspace and test programs"
 if ! fr_cross make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" \
 	$(fr_cc_args) tests >"$results/build-tests.log" 2>&1; then
 	tail -n 30 "$results/build-tests.log"
-	echo "0 passed, 1 failed"
+	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 bindir="$FR_BUILD/bin"
