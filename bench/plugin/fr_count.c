@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fr_count: a QEMU TCG plugin that counts what the guest executes between
+ * the markers fr_bench places around each timed move (bench/count.c), for
+ * `BENCH_COUNT=1 make bench` (bench/README.md, "Exact counts").
+ *
+ * Markers: no-op instructions that neither compilers nor the kernels emit,
+ * recognised by their bytes at translation time.
+ *   x86-64: nopw 0x4652000K(%rax,%rax,1)  (66 0f 1f 84 00, disp32 = 0x4652000K)
+ *   arm64:  hint #(104 + K)               (unallocated hint space: a NOP)
+ * with K = 1 begin, 2 end, 3 a 0 bit, 4 a 1 bit of the next region's id
+ * (32 bits, most significant first, sent before each begin), 5 "the last
+ * 64 bits sent are the address of an IPI handler", 6 "translate again"
+ * (fr_bench sends the handlers' addresses from /proc/kallsyms at start).
+ *
+ * Counted while a region is open, on every vCPU (the move runs on one,
+ * the flush IPIs it sends run on the other):
+ *   insns_user, insns_kernel  by the instruction's address (bit 63: kernel)
+ *   loads, stores             memory accesses by instructions (the page-table
+ *                             walks QEMU's MMU makes are not instructions)
+ *   atomics                   x86: LOCK-prefixed, XCHG with memory;
+ *                             arm64: store-exclusives (one per LL/SC attempt),
+ *                             CAS/CASP, LSE atomics and SWP
+ *   tlbi                      x86: INVLPG, INVPCID, MOV to CR3;
+ *                             arm64: TLBI (SYS with CRn = 8), by kind
+ *   ipis                      entries into the guest's IPI handlers (the
+ *                             addresses fr_bench sends, or ipi=HEX),
+ *                             executed on any vCPU
+ *
+ * The counters are plain inline additions that QEMU emits into the
+ * translated code: exact only when one thread runs all vCPUs, which
+ * icount guarantees (run.sh boots the counted guest with -icount, which
+ * also makes the guest's clock, and so its timer interrupts, follow the
+ * instructions executed instead of the host's time). A region's counts
+ * are the totals at its end less those at its begin.
+ *
+ * Arguments: out=FILE (required; one line per region id at exit),
+ * ipi=HEX (repeatable). Output lines:
+ *   id regions insns_user insns_kernel loads stores atomics tlbi ipis kinds
+ * where kinds is "name=count;..." of the TLB invalidations, or "-".
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <qemu-plugin.h>
+#include "decode.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+
+/* The counters, in the order of the output. */
+enum { C_USER, C_KERNEL, C_LOAD, C_STORE, C_ATOMIC, C_TLBI, C_IPI, NC };
+
+#define MAX_KINDS 32
+#define MAX_IPI 16
+#define TABLE 65536		/* region ids in one run, at most */
+
+static uint64_t tot[NC];
+static uint64_t kind_tot[MAX_KINDS];
+static char kind_name[MAX_KINDS][24];
+static int nkinds;
+
+static uint64_t ipi_addr[MAX_IPI];
+static int nipi;
+static qemu_plugin_id_t self;
+
+static bool arm64;
+static char *out_path;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The open region. */
+static bool open_region;
+static uint64_t next_id;
+static uint32_t bits;
+static uint64_t snap[NC], kind_snap[MAX_KINDS];
+static uint32_t cur_id;
+static uint64_t errors;		/* nested begins, ends without a begin */
+
+struct entry {
+	uint32_t id;
+	bool used;
+	uint64_t regions;
+	uint64_t c[NC];
+	uint64_t kinds[MAX_KINDS];
+};
+static struct entry *table;
+
+static struct entry *lookup(uint32_t id)
+{
+	uint32_t h = (id * 2654435761u) % TABLE, i;
+
+	for (i = 0; i < TABLE; i++) {
+		struct entry *e = &table[(h + i) % TABLE];
+
+		if (!e->used) {
+			e->used = true;
+			e->id = id;
+			return e;
+		}
+		if (e->id == id)
+			return e;
+	}
+	return NULL;
+}
+
+/* Index of the TLB invalidation kind NAME, added on first sight. */
+static int kind_index(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nkinds; i++)
+		if (!strcmp(kind_name[i], name))
+			return i;
+	if (nkinds == MAX_KINDS)
+		return MAX_KINDS - 1;	/* the last one collects the rest */
+	snprintf(kind_name[nkinds], sizeof(kind_name[0]), "%s", name);
+	return nkinds++;
+}
+
+static void reinstall(qemu_plugin_id_t id);
+
+static void marker(unsigned int vcpu, void *udata)
+{
+	int m = (int)(uintptr_t)udata;
+	struct entry *e;
+	int i;
+
+	(void)vcpu;
+	pthread_mutex_lock(&lock);
+	switch (m) {
+	case M_BIT0:
+	case M_BIT1:
+		next_id = next_id << 1 | (m == M_BIT1);
+		bits++;
+		break;
+	case M_IPI:
+		if (bits != 64 || nipi == MAX_IPI)
+			errors++;
+		else
+			ipi_addr[nipi++] = next_id;
+		next_id = bits = 0;
+		break;
+	case M_COMMIT:
+		/* Translate again, with the new entry points instrumented. */
+		qemu_plugin_reset(self, reinstall);
+		break;
+	case M_BEGIN:
+		if (open_region || bits != 32)
+			errors++;
+		cur_id = (uint32_t)next_id;
+		next_id = bits = 0;
+		memcpy(snap, tot, sizeof(snap));
+		memcpy(kind_snap, kind_tot, sizeof(kind_snap));
+		open_region = true;
+		break;
+	case M_END:
+		if (!open_region) {
+			errors++;
+			break;
+		}
+		open_region = false;
+		e = lookup(cur_id);
+		if (!e) {
+			errors++;
+			break;
+		}
+		e->regions++;
+		for (i = 0; i < NC; i++)
+			e->c[i] += tot[i] - snap[i];
+		for (i = 0; i < MAX_KINDS; i++)
+			e->kinds[i] += kind_tot[i] - kind_snap[i];
+		break;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- execution (one thread runs every vCPU: see the head) ---- */
+
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va, void *u)
+{
+	(void)vcpu;
+	(void)va;
+	(void)u;
+	tot[qemu_plugin_mem_is_store(info) ? C_STORE : C_LOAD]++;
+}
+
+static void tlbi_exec(unsigned int vcpu, void *udata)
+{
+	(void)vcpu;
+	tot[C_TLBI]++;
+	kind_tot[(uintptr_t)udata]++;
+}
+
+static void ipi_exec(unsigned int vcpu, void *udata)
+{
+	(void)vcpu;
+	(void)udata;
+	tot[C_IPI]++;
+}
+
+/* ---- translation ---- */
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t i, n = qemu_plugin_tb_n_insns(tb);
+
+	(void)id;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		const uint8_t *b = qemu_plugin_insn_data(insn);
+		size_t sz = qemu_plugin_insn_size(insn);
+		uint64_t va = qemu_plugin_insn_vaddr(insn);
+		int kernel = (int)(va >> 63), atomic, m, j, k = -1;
+		char tk[24] = "";
+		const char *tx;
+
+		if (arm64) {
+			uint32_t w = 0;
+
+			if (sz == 4)
+				memcpy(&w, b, 4);
+			m = arm64_marker(w);
+			atomic = arm64_classify(w, tk, sizeof(tk));
+		} else {
+			m = x86_marker(b, sz);
+			atomic = x86_classify(b, sz, &tx);
+			if (tx)
+				snprintf(tk, sizeof(tk), "%s", tx);
+		}
+		if (m != M_NONE) {
+			/* Markers are the bench's, not counted as its instructions. */
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)m);
+			continue;
+		}
+		qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+							   &tot[kernel ? C_KERNEL : C_USER], 1);
+		/*
+		 * QEMU 7.2 mixes up an instruction's memory inline ops when it
+		 * has more than one (a load counted as two stores): a callback,
+		 * which asks whether each access was a store.
+		 */
+		qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, NULL);
+		if (atomic)
+			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &tot[C_ATOMIC], 1);
+		/* The rare ones by callback: no third inline op on an instruction. */
+		if (tk[0]) {
+			pthread_mutex_lock(&lock);
+			k = kind_index(tk);
+			pthread_mutex_unlock(&lock);
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, tlbi_exec, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)k);
+		}
+		for (j = 0; j < nipi; j++)
+			if (va == ipi_addr[j])
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, ipi_exec,
+								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+	}
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p);
+
+static void reinstall(qemu_plugin_id_t id)
+{
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p)
+{
+	FILE *f = fopen(out_path, "w");
+	char line[256];
+	int i, j;
+
+	(void)id;
+	(void)p;
+	if (!f) {
+		snprintf(line, sizeof(line), "fr_count: cannot write %s\n", out_path);
+		qemu_plugin_outs(line);
+		return;
+	}
+	fprintf(f, "# fr_count: arch=%s errors=%" PRIu64 " open_at_exit=%d\n",
+		arm64 ? "arm64" : "x86_64", errors, open_region);
+	fprintf(f, "# id regions insns_user insns_kernel loads stores atomics tlbi ipis tlbi_kinds\n");
+	for (i = 0; i < TABLE; i++) {
+		struct entry *e = &table[i];
+		int any = 0;
+
+		if (!e->used)
+			continue;
+		fprintf(f, "%#x %" PRIu64, e->id, e->regions);
+		for (j = 0; j < NC; j++)
+			fprintf(f, " %" PRIu64, e->c[j]);
+		fputc(' ', f);
+		for (j = 0; j < nkinds; j++)
+			if (e->kinds[j]) {
+				fprintf(f, "%s%s=%" PRIu64, any ? ";" : "", kind_name[j], e->kinds[j]);
+				any = 1;
+			}
+		fputs(any ? "\n" : "-\n", f);
+	}
+	fclose(f);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	int i;
+
+	if (!strcmp(info->target_name, "aarch64"))
+		arm64 = true;
+	else if (strcmp(info->target_name, "x86_64")) {
+		fprintf(stderr, "fr_count: target %s: x86_64 or aarch64 only\n", info->target_name);
+		return -1;
+	}
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "out=", 4)) {
+			out_path = strdup(argv[i] + 4);
+		} else if (!strncmp(argv[i], "ipi=", 4) && nipi < MAX_IPI) {
+			ipi_addr[nipi++] = strtoull(argv[i] + 4, NULL, 16);
+		} else {
+			fprintf(stderr, "fr_count: unknown argument %s\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!out_path) {
+		fprintf(stderr, "fr_count: out=FILE is required\n");
+		return -1;
+	}
+	table = calloc(TABLE, sizeof(*table));
+	if (!table)
+		return -1;
+	self = id;
+	reinstall(id);
+	return 0;
+}
