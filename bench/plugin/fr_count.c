@@ -11,7 +11,8 @@
  * with K = 1 begin, 2 end, 3 a 0 bit, 4 a 1 bit of the next region's id
  * (32 bits, most significant first, sent before each begin), 5 "the last
  * 64 bits sent are the address of an IPI handler", 6 "translate again"
- * (fr_bench sends the handlers' addresses from /proc/kallsyms at start).
+ * and start counting (fr_bench sends the handlers' addresses from
+ * /proc/kallsyms at start, then 6; a region before it is an error).
  *
  * Counted while a region is open, on every vCPU (the move runs on one,
  * the flush IPIs it sends run on the other):
@@ -69,6 +70,13 @@ static int nipi;
 static qemu_plugin_id_t self;
 
 static bool arm64;
+/*
+ * Instrument every instruction, or only the markers: from the first
+ * "translate again" on. Until then (the guest's firmware and boot, whose
+ * busy waits are billions of instructions under icount) QEMU runs at
+ * nearly its plain speed.
+ */
+static bool counting;
 static char *out_path;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -145,11 +153,12 @@ static void marker(unsigned int vcpu, void *udata)
 		next_id = bits = 0;
 		break;
 	case M_COMMIT:
-		/* Translate again, with the new entry points instrumented. */
+		/* Translate again, everything (and the entry points) instrumented. */
+		counting = true;
 		qemu_plugin_reset(self, reinstall);
 		break;
 	case M_BEGIN:
-		if (open_region || bits != 32)
+		if (open_region || bits != 32 || !counting)
 			errors++;
 		cur_id = (uint32_t)next_id;
 		next_id = bits = 0;
@@ -237,6 +246,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							       (void *)(uintptr_t)m);
 			continue;
 		}
+		if (!counting)
+			continue;
 		qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
 							   &tot[kernel ? C_KERNEL : C_USER], 1);
 		/*

@@ -64,6 +64,8 @@ int main(void)
 {
 	uint64_t *p = mem, n, t = 1;
 
+	/* Start counting (the plugin instruments nothing but markers before). */
+	asm volatile(M(6) ::: "memory");
 	for (int r = 0; r < 2; r++) {
 		send_bits(1, 32);
 		asm volatile(LOOP(ISA("lock xaddq %[t], (%[p])\n\t",
