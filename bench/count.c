@@ -16,7 +16,8 @@
 /*
  * The markers: no-ops that compilers and kernels never emit (the plugin
  * matches their bytes). K = 1 begin, 2 end, 3 a 0 bit, 4 a 1 bit, 5 the
- * last 64 bits are an IPI handler's address, 6 translate again.
+ * last 64 bits are an IPI handler's address, 6 translate again, 7 an
+ * interrupt entry's, 8 a timer handler's.
  */
 #if defined(__x86_64__)
 #define MARK(k) asm volatile(".byte 0x66, 0x0f, 0x1f, 0x84, 0x00\n\t.long 0x4652000" #k ::: "memory")
@@ -54,11 +55,25 @@ static void send_bits(uint64_t v, int n)
  * other CPUs (x86: function-call IPIs); arm64 flushes by broadcast TLBI,
  * and any IPI enters ipi_handler.
  */
+/*
+ * And the timer interrupts, which the plugin leaves out of the counts:
+ * the interrupt entries (marker 7) open a window that the next interrupt
+ * return closes, a timer's when a timer handler (marker 8) ran in it.
+ */
+struct sym {
+	const char *name;
+	int mark;		/* 5 IPI handler, 7 interrupt entry, 8 timer handler */
+};
 #if defined(__aarch64__)
-static const char *const ipi_syms[] = { "ipi_handler" };
+static const struct sym syms[] = {
+	{ "ipi_handler", 5 }, { "el1h_64_irq", 7 }, { "el0t_64_irq", 7 },
+	{ "arch_timer_handler_virt", 8 }, { "arch_timer_handler_phys", 8 },
+};
 #else
-static const char *const ipi_syms[] = { "asm_sysvec_call_function",
-					"asm_sysvec_call_function_single" };
+static const struct sym syms[] = {
+	{ "asm_sysvec_call_function", 5 }, { "asm_sysvec_call_function_single", 5 },
+	{ "asm_sysvec_apic_timer_interrupt", 7 }, { "asm_sysvec_apic_timer_interrupt", 8 },
+};
 #endif
 
 void count_init(void)
@@ -75,18 +90,25 @@ void count_init(void)
 	while (f && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3 || !addr)
 			continue;
-		for (i = 0; i < sizeof(ipi_syms) / sizeof(ipi_syms[0]); i++)
-			if (!strcmp(name, ipi_syms[i]) && strlen(line) == strcspn(line, "[")) {
-				send_bits(addr, 64);
+		for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+			if (strcmp(name, syms[i].name) || strlen(line) != strcspn(line, "["))
+				continue;
+			send_bits(addr, 64);
+			if (syms[i].mark == 5)
 				MARK(5);
-				snprintf(found + strlen(found), sizeof(found) - strlen(found),
-					 " %s", name);
-			}
+			else if (syms[i].mark == 7)
+				MARK(7);
+			else
+				MARK(8);
+			snprintf(found + strlen(found), sizeof(found) - strlen(found),
+				 " %s(%d)", name, syms[i].mark);
+		}
 	}
 	if (f)
 		fclose(f);
 	MARK(6);
-	printf("# count: markers on; IPI handlers counted:%s\n", found[0] ? found : " none found");
+	printf("# count: markers on; IPI handlers (5), interrupt entries (7), timer handlers (8):%s\n",
+	       found[0] ? found : " none found");
 }
 
 void count_id(int c, size_t len)

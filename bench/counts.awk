@@ -11,7 +11,9 @@
 # columns hold the median over the repetitions (the traced repetition,
 # run with the flush tracepoint recording, is left out), per move:
 #   insns_user insns_kernel loads stores atomics tlbi ipis entries
-#   atomics_per_entry insns_per_entry tlbi_kinds count_reps
+#   atomics_per_entry insns_per_entry tlbi_kinds timer_irqs timer_insns
+#   count_reps
+# (timer_irqs, timer_insns: the timer interrupts the plugin left out.)
 # A cell with no counted repetition gets empty columns.
 
 function median(a, n,    i, j, t) {
@@ -33,13 +35,15 @@ BEGIN {
 }
 
 FILENAME == ARGV[1] {
-	if ($0 ~ /^#/ || NF < 10)
+	if ($0 ~ /^#/ || NF < 12)
 		next
 	id = tolower($1)
 	regions[id] = $2
 	for (k = 1; k <= ncol; k++)
 		cnt[id, k] = $(k + 2)
-	kinds[id] = $10
+	timer_n[id] = $10
+	timer_i[id] = $11
+	kinds[id] = $12
 	next
 }
 
@@ -56,6 +60,8 @@ FILENAME == ARGV[2] {
 	for (k = 1; k <= ncol; k++)
 		v[cell, k, n] = cnt[id, k] / ops
 	v[cell, ncol + 1, n] = f[7] / ops
+	v[cell, ncol + 2, n] = timer_n[id] / ops
+	v[cell, ncol + 3, n] = timer_i[id] / ops
 	totops[cell] += ops
 	if (kinds[id] != "-") {
 		m = split(kinds[id], kk, ";")
@@ -71,7 +77,7 @@ FILENAME == ARGV[2] {
 
 FNR == 1 {
 	print $0 ",insns_user,insns_kernel,loads,stores,atomics,tlbi,ipis,entries," \
-		"atomics_per_entry,insns_per_entry,tlbi_kinds,count_reps"
+		"atomics_per_entry,insns_per_entry,tlbi_kinds,timer_irqs,timer_insns,count_reps"
 	next
 }
 
@@ -80,7 +86,7 @@ FNR == 1 {
 	cell = f[2] "," f[3]
 	n = nrep[cell]
 	if (!n) {
-		print $0 ",,,,,,,,,,,,0"
+		print $0 ",,,,,,,,,,,,,,0"
 		next
 	}
 	line = $0
@@ -97,5 +103,10 @@ FNR == 1 {
 	m = split(korder[cell], kn, " ")
 	for (i = 1; i <= m; i++)
 		kl = kl (i > 1 ? ";" : "") kn[i] "=" fmt(ksum[cell, kn[i]] / totops[cell])
+	for (k = ncol + 2; k <= ncol + 3; k++) {
+		for (i = 1; i <= n; i++)
+			a[i] = v[cell, k, i]
+		kl = kl "," fmt(median(a, n))
+	}
 	print line "," kl "," n
 }

@@ -129,6 +129,11 @@ report() {
 	echo
 	awk -F, -v fmt=text -f "$BENCH/table.awk" "$csv"
 	awk -F, -v fmt=md -f "$BENCH/table.awk" "$csv" >"$base.md"
+	if [ "$COUNT" = 1 ]; then
+		echo
+		awk -F, -v fmt=text -f "$BENCH/counts-table.awk" "$csv"
+		{ echo; awk -F, -v fmt=md -f "$BENCH/counts-table.awk" "$csv"; } >>"$base.md"
+	fi
 	awk -F, -f "$BENCH/plotdata.awk" "$csv" >"$LOGDIR/$kernel.dat"
 	rm -f "$base.png"
 	if command -v gnuplot >/dev/null; then
@@ -227,15 +232,13 @@ run_vm() {
 	local append="trace_event=tlb:tlb_flush trace_options=norecord-cmd" qargs="" counts=""
 	fr_is_arm64 && append=
 	if [ "$COUNT" = 1 ]; then
-		# icount: one thread runs both vCPUs (the plugin's inline counters
-		# are exact only so), and the guest's clock, so its timer
-		# interrupts, follows the instructions executed (sleep=off: idle
-		# time passes at once), not the host's load.
+		# One thread runs both vCPUs in turn: the plugin's inline
+		# counters are exact only so. (-icount, which would also make the
+		# guest's clock follow the instructions, kept a loaded host's
+		# guest in SeaBIOS for minutes.)
 		counts="$LOGDIR/$suite-counts.txt"
 		rm -f "$counts"
-		# No network card: its boot ROM waits seconds of guest time,
-		# billions of counted instructions.
-		qargs="-icount shift=0,sleep=off -nic none -plugin $PLUGIN,out=$counts"
+		qargs="-accel tcg,thread=single -plugin $PLUGIN,out=$counts"
 	fi
 	FASTREMAP_VM_APPEND=$append FASTREMAP_VM_QEMU_ARGS=$qargs \
 	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-1500} \

@@ -53,7 +53,9 @@ static const struct x86_case x86[] = {
 	{ "marker end", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x02, 0x00, 0x52, 0x46 }, 9, 0, NULL, M_END },
 	{ "marker commit", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x06, 0x00, 0x52, 0x46 }, 9, 0, NULL,
 	  M_COMMIT },
-	{ "not a marker (K = 7)", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x07, 0x00, 0x52, 0x46 }, 9, 0, NULL,
+	{ "marker timer", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x08, 0x00, 0x52, 0x46 }, 9, 0, NULL,
+	  M_TIMER },
+	{ "not a marker (K = 9)", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x09, 0x00, 0x52, 0x46 }, 9, 0, NULL,
 	  M_NONE },
 };
 
@@ -94,6 +96,8 @@ static const struct arm64_case a64[] = {
 	{ "nop", 0xd503201f, 0, NULL, M_NONE },
 	{ "hint #105: marker begin", 0xd503201f | 105 << 5, 0, NULL, M_BEGIN },
 	{ "hint #110: marker commit", 0xd503201f | 110 << 5, 0, NULL, M_COMMIT },
+	{ "hint #112: marker timer", 0xd503201f | 112 << 5, 0, NULL, M_TIMER },
+	{ "hint #113: no marker", 0xd503201f | 113 << 5, 0, NULL, M_NONE },
 	{ "hint #34 (bti c): no marker", 0xd503245f, 0, NULL, M_NONE },
 };
 
@@ -121,6 +125,10 @@ int main(void)
 		ok(a == c->atomic && !strcmp(tk, c->tlbi ? c->tlbi : "") &&
 		   arm64_marker(c->insn) == c->marker, what);
 	}
+	ok(x86_is_iret((const uint8_t *)"\x48\xcf", 2), "x86 iretq is an interrupt return");
+	ok(!x86_is_iret((const uint8_t *)"\xcf", 1), "x86 iret (32-bit) is not the kernel's return");
+	ok(arm64_is_eret(0xd69f03e0), "arm64 eret is an interrupt return");
+	ok(!arm64_is_eret(0xd65f03c0), "arm64 ret is not");
 	printf("1..%d\n%d passed, %d failed\n", n, pass, failed);
 	return failed != 0;
 }

@@ -128,3 +128,13 @@ int arm64_classify(uint32_t insn, char *tlbi, size_t tsz)
 	}
 	return 0;
 }
+
+int x86_is_iret(const uint8_t *b, size_t n)
+{
+	return n == 2 && b[0] == 0x48 && b[1] == 0xcf;
+}
+
+int arm64_is_eret(uint32_t insn)
+{
+	return insn == 0xd69f03e0u;
+}

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { M_NONE, M_BEGIN, M_END, M_BIT0, M_BIT1, M_IPI, M_COMMIT, M_LAST = M_COMMIT };
+enum { M_NONE, M_BEGIN, M_END, M_BIT0, M_BIT1, M_IPI, M_COMMIT, M_IRQ, M_TIMER, M_LAST = M_TIMER };
 
 /* x86-64: the marker the n bytes b hold, or M_NONE. */
 int x86_marker(const uint8_t *b, size_t n);
@@ -23,5 +23,8 @@ int x86_classify(const uint8_t *b, size_t n, const char **tlbi);
 int arm64_marker(uint32_t insn);
 /* arm64: the same as x86_classify; tlbi[] "" when no TLBI. */
 int arm64_classify(uint32_t insn, char *tlbi, size_t tsz);
+/* 1 for the return from an interrupt: x86-64 IRETQ, arm64 ERET. */
+int x86_is_iret(const uint8_t *b, size_t n);
+int arm64_is_eret(uint32_t insn);
 
 #endif /* FR_COUNT_DECODE_H */

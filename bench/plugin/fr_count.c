@@ -29,15 +29,20 @@
  *                             executed on any vCPU
  *
  * The counters are plain inline additions that QEMU emits into the
- * translated code: exact only when one thread runs all vCPUs, which
- * icount guarantees (run.sh boots the counted guest with -icount, which
- * also makes the guest's clock, and so its timer interrupts, follow the
- * instructions executed instead of the host's time). A region's counts
- * are the totals at its end less those at its begin.
+ * translated code: exact only when one thread runs all vCPUs in turn
+ * (run.sh boots the counted guest with -accel tcg,thread=single). A
+ * region's counts are the totals at its end less those at its begin.
+ *
+ * Timer interrupts on any vCPU are left out of every count (their number
+ * and instructions are reported beside): how many land in a region
+ * depends on how long it took on the host. fr_bench sends the interrupt
+ * entries (K = 7) and the timer handlers (K = 8) as it sends the IPI
+ * handlers; see irq_entry().
  *
  * Arguments: out=FILE (required; one line per region id at exit),
  * ipi=HEX (repeatable). Output lines:
- *   id regions insns_user insns_kernel loads stores atomics tlbi ipis kinds
+ *   id regions insns_user insns_kernel loads stores atomics tlbi ipis
+ *   timer_irqs timer_insns kinds
  * where kinds is "name=count;..." of the TLB invalidations, or "-".
  */
 #include <inttypes.h>
@@ -67,14 +72,27 @@ static int nkinds;
 
 static uint64_t ipi_addr[MAX_IPI];
 static int nipi;
+
+/*
+ * Timer interrupts, left out of the counts: a window opens at an
+ * interrupt entry (irq_addr), closes at the vCPU's next interrupt return
+ * (IRETQ, ERET), and is a timer's when it ran a timer handler
+ * (timer_addr; x86-64: the entry is the timer's own vector). Their
+ * number and instructions are reported beside.
+ */
+#define MAX_VCPU 64
+static uint64_t irq_addr[MAX_IPI], timer_addr[MAX_IPI];
+static int nirq, ntimer;
+static bool in_win[MAX_VCPU], win_timer[MAX_VCPU];
+static uint64_t win_snap[MAX_VCPU][NC], win_ksnap[MAX_VCPU][MAX_KINDS];
+static uint64_t excl[NC], excl_k[MAX_KINDS], excl_n;
 static qemu_plugin_id_t self;
 
 static bool arm64;
 /*
  * Instrument every instruction, or only the markers: from the first
- * "translate again" on. Until then (the guest's firmware and boot, whose
- * busy waits are billions of instructions under icount) QEMU runs at
- * nearly its plain speed.
+ * "translate again" on. Until then (the guest's firmware and boot) QEMU
+ * runs at nearly its plain speed.
  */
 static bool counting;
 static char *out_path;
@@ -94,6 +112,7 @@ struct entry {
 	uint64_t regions;
 	uint64_t c[NC];
 	uint64_t kinds[MAX_KINDS];
+	uint64_t timer_n, timer_insns;
 };
 static struct entry *table;
 
@@ -131,6 +150,65 @@ static int kind_index(const char *name)
 
 static void reinstall(qemu_plugin_id_t id);
 
+/* Timer windows (lock held): restart at the totals now; close into excl[]. */
+static void win_restart(int v)
+{
+	memcpy(win_snap[v], tot, sizeof(tot));
+	memcpy(win_ksnap[v], kind_tot, sizeof(kind_tot));
+}
+
+static void win_close(int v)
+{
+	int i;
+
+	for (i = 0; i < NC; i++)
+		excl[i] += tot[i] - win_snap[v][i];
+	for (i = 0; i < MAX_KINDS; i++)
+		excl_k[i] += kind_tot[i] - win_ksnap[v][i];
+}
+
+/* A nested entry (an exception inside the handler) keeps the outer window. */
+static void irq_entry(unsigned int vcpu, void *udata)
+{
+	(void)udata;
+	if (vcpu >= MAX_VCPU)
+		return;
+	pthread_mutex_lock(&lock);
+	if (!in_win[vcpu]) {
+		in_win[vcpu] = true;
+		win_timer[vcpu] = false;
+		win_restart(vcpu);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void timer_handler(unsigned int vcpu, void *udata)
+{
+	(void)udata;
+	if (vcpu >= MAX_VCPU)
+		return;
+	pthread_mutex_lock(&lock);
+	if (in_win[vcpu])
+		win_timer[vcpu] = true;
+	pthread_mutex_unlock(&lock);
+}
+
+static void irq_return(unsigned int vcpu, void *udata)
+{
+	(void)udata;
+	if (vcpu >= MAX_VCPU)
+		return;
+	pthread_mutex_lock(&lock);
+	if (in_win[vcpu]) {
+		in_win[vcpu] = false;
+		if (win_timer[vcpu] && open_region) {
+			win_close(vcpu);
+			excl_n++;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 static void marker(unsigned int vcpu, void *udata)
 {
 	int m = (int)(uintptr_t)udata;
@@ -146,12 +224,18 @@ static void marker(unsigned int vcpu, void *udata)
 		bits++;
 		break;
 	case M_IPI:
-		if (bits != 64 || nipi == MAX_IPI)
+	case M_IRQ:
+	case M_TIMER: {
+		uint64_t *a = m == M_IPI ? ipi_addr : m == M_IRQ ? irq_addr : timer_addr;
+		int *na = m == M_IPI ? &nipi : m == M_IRQ ? &nirq : &ntimer;
+
+		if (bits != 64 || *na == MAX_IPI)
 			errors++;
 		else
-			ipi_addr[nipi++] = next_id;
+			a[(*na)++] = next_id;
 		next_id = bits = 0;
 		break;
+	}
 	case M_COMMIT:
 		/* Translate again, everything (and the entry points) instrumented. */
 		counting = true;
@@ -164,6 +248,13 @@ static void marker(unsigned int vcpu, void *udata)
 		next_id = bits = 0;
 		memcpy(snap, tot, sizeof(snap));
 		memcpy(kind_snap, kind_tot, sizeof(kind_snap));
+		memset(excl, 0, sizeof(excl));
+		memset(excl_k, 0, sizeof(excl_k));
+		excl_n = 0;
+		/* A timer window already open: only its part inside the region. */
+		for (i = 0; i < MAX_VCPU; i++)
+			if (in_win[i])
+				win_restart(i);
 		open_region = true;
 		break;
 	case M_END:
@@ -171,6 +262,11 @@ static void marker(unsigned int vcpu, void *udata)
 			errors++;
 			break;
 		}
+		for (i = 0; i < MAX_VCPU; i++)
+			if (in_win[i] && win_timer[i]) {
+				win_close(i);
+				win_restart(i);
+			}
 		open_region = false;
 		e = lookup(cur_id);
 		if (!e) {
@@ -179,9 +275,11 @@ static void marker(unsigned int vcpu, void *udata)
 		}
 		e->regions++;
 		for (i = 0; i < NC; i++)
-			e->c[i] += tot[i] - snap[i];
+			e->c[i] += tot[i] - snap[i] - excl[i];
 		for (i = 0; i < MAX_KINDS; i++)
-			e->kinds[i] += kind_tot[i] - kind_snap[i];
+			e->kinds[i] += kind_tot[i] - kind_snap[i] - excl_k[i];
+		e->timer_n += excl_n;
+		e->timer_insns += excl[C_USER] + excl[C_KERNEL];
 		break;
 	}
 	pthread_mutex_unlock(&lock);
@@ -272,6 +370,19 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			if (va == ipi_addr[j])
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, ipi_exec,
 								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+		/* Entry first, then the classifier: x86's timer entry is both. */
+		for (j = 0; j < nirq; j++)
+			if (va == irq_addr[j])
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_entry,
+								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+		for (j = 0; j < ntimer; j++)
+			if (va == timer_addr[j])
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, timer_handler,
+								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+		if (kernel && (arm64 ? sz == 4 && arm64_is_eret(*(const uint32_t *)b) :
+			       x86_is_iret(b, sz)))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_return,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
 	}
 }
 
@@ -298,7 +409,8 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	}
 	fprintf(f, "# fr_count: arch=%s errors=%" PRIu64 " open_at_exit=%d\n",
 		arm64 ? "arm64" : "x86_64", errors, open_region);
-	fprintf(f, "# id regions insns_user insns_kernel loads stores atomics tlbi ipis tlbi_kinds\n");
+	fprintf(f, "# id regions insns_user insns_kernel loads stores atomics tlbi ipis "
+		"timer_irqs timer_insns tlbi_kinds\n");
 	for (i = 0; i < TABLE; i++) {
 		struct entry *e = &table[i];
 		int any = 0;
@@ -308,7 +420,7 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 		fprintf(f, "%#x %" PRIu64, e->id, e->regions);
 		for (j = 0; j < NC; j++)
 			fprintf(f, " %" PRIu64, e->c[j]);
-		fputc(' ', f);
+		fprintf(f, " %" PRIu64 " %" PRIu64 " ", e->timer_n, e->timer_insns);
 		for (j = 0; j < nkinds; j++)
 			if (e->kinds[j]) {
 				fprintf(f, "%s%s=%" PRIu64, any ? ";" : "", kind_name[j], e->kinds[j]);
