@@ -8,23 +8,14 @@
 #                rep,traced,ops,entries): which id was which repetition
 #   RESULTS_CSV  fr_bench's CSV
 # Per cell, each timed repetition's counts are divided by its moves; the
-# columns hold the median over the repetitions (the traced repetition,
-# run with the flush tracepoint recording, is left out), per move:
+# columns hold those of the repetition with the fewest instructions per
+# move, the least disturbed (the traced repetition, run with the flush
+# tracepoint recording, is left out), per move:
 #   insns_user insns_kernel loads stores atomics tlbi ipis entries
 #   atomics_per_entry insns_per_entry tlbi_kinds timer_irqs timer_insns
 #   count_reps
 # (timer_irqs, timer_insns: the timer interrupts the plugin left out.)
 # A cell with no counted repetition gets empty columns.
-
-function median(a, n,    i, j, t) {
-	for (i = 2; i <= n; i++) {
-		t = a[i]
-		for (j = i - 1; j >= 1 && a[j] > t; j--)
-			a[j + 1] = a[j]
-		a[j + 1] = t
-	}
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
 
 function fmt(v) {
 	return sprintf("%.10g", v)
@@ -62,16 +53,8 @@ FILENAME == ARGV[2] {
 	v[cell, ncol + 1, n] = f[7] / ops
 	v[cell, ncol + 2, n] = timer_n[id] / ops
 	v[cell, ncol + 3, n] = timer_i[id] / ops
-	totops[cell] += ops
-	if (kinds[id] != "-") {
-		m = split(kinds[id], kk, ";")
-		for (i = 1; i <= m; i++) {
-			split(kk[i], p, "=")
-			if (!((cell, p[1]) in ksum))
-				korder[cell] = korder[cell] (korder[cell] == "" ? "" : " ") p[1]
-			ksum[cell, p[1]] += p[2]
-		}
-	}
+	kindsof[cell, n] = kinds[id]
+	opsof[cell, n] = ops
 	next
 }
 
@@ -89,24 +72,29 @@ FNR == 1 {
 		print $0 ",,,,,,,,,,,,,,0"
 		next
 	}
+	# The repetition with the fewest instructions per move: the least
+	# disturbed (whatever else ran in a region only adds to it).
+	best = 1
+	for (i = 2; i <= n; i++)
+		if (v[cell, 1, i] + v[cell, 2, i] < v[cell, 1, best] + v[cell, 2, best])
+			best = i
 	line = $0
 	for (k = 1; k <= ncol + 1; k++) {
-		for (i = 1; i <= n; i++)
-			a[i] = v[cell, k, i]
-		med[k] = median(a, n)
+		med[k] = v[cell, k, best]
 		line = line "," fmt(med[k])
 	}
 	ent = med[ncol + 1]
 	line = line "," (ent > 0 ? fmt(med[5] / ent) : "") "," \
 		(ent > 0 ? fmt((med[1] + med[2]) / ent) : "")
 	kl = ""
-	m = split(korder[cell], kn, " ")
-	for (i = 1; i <= m; i++)
-		kl = kl (i > 1 ? ";" : "") kn[i] "=" fmt(ksum[cell, kn[i]] / totops[cell])
-	for (k = ncol + 2; k <= ncol + 3; k++) {
-		for (i = 1; i <= n; i++)
-			a[i] = v[cell, k, i]
-		kl = kl "," fmt(median(a, n))
+	if (kindsof[cell, best] != "-") {
+		m = split(kindsof[cell, best], kk, ";")
+		for (i = 1; i <= m; i++) {
+			split(kk[i], p, "=")
+			kl = kl (i > 1 ? ";" : "") p[1] "=" fmt(p[2] / opsof[cell, best])
+		}
 	}
+	for (k = ncol + 2; k <= ncol + 3; k++)
+		kl = kl "," fmt(v[cell, k, best])
 	print line "," kl "," n
 }

@@ -4,7 +4,7 @@
 # it is) must agree to 0.5% in every count column of every cell
 # (bench/counts-compare.awk). The comparison's positive control: the first
 # run against itself with one count 1% off must be seen to differ.
-# Defaults keep it short: workloads 2 and 3 (PMD and PTE level), 2
+# Defaults keep it short: workloads 2 and 3 (PMD and PTE level), 3
 # repetitions, one kernel (FASTREMAP_BENCH_SUITES, default bookworm;
 # BENCH_ARCH=arm64 for arm64). About 10 minutes per boot on a loaded 2-core
 # host. FASTREMAP_BENCH_* override as for the bench.
@@ -20,7 +20,7 @@ rm -rf "$out"
 mkdir -p "$out"
 export BENCH_COUNT=1
 export FASTREMAP_BENCH_WORKLOADS=${FASTREMAP_BENCH_WORKLOADS:-2,3}
-export FASTREMAP_BENCH_REPS=${FASTREMAP_BENCH_REPS:-2}
+export FASTREMAP_BENCH_REPS=${FASTREMAP_BENCH_REPS:-3}
 export FASTREMAP_BENCH_SUITES=${FASTREMAP_BENCH_SUITES:-bookworm}
 
 for run in 1 2; do
