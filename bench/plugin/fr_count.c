@@ -37,7 +37,7 @@
  * and instructions are reported beside): how many land in a region
  * depends on how long it took on the host. fr_bench sends the interrupt
  * entries (K = 7) and the timer handlers (K = 8) as it sends the IPI
- * handlers; see irq_entry().
+ * handlers; see irq_event().
  *
  * Arguments: out=FILE (required; one line per region id at exit),
  * ipi=HEX (repeatable). Output lines:
@@ -167,39 +167,26 @@ static void win_close(int v)
 		excl_k[i] += kind_tot[i] - win_ksnap[v][i];
 }
 
-/* A nested entry (an exception inside the handler) keeps the outer window. */
-static void irq_entry(unsigned int vcpu, void *udata)
+enum { W_ENTRY = 1, W_TIMER, W_RETURN };
+
+/*
+ * An interrupt entry, timer handler or return (udata) on a vCPU. A nested
+ * entry (an exception inside the handler) keeps the outer window.
+ */
+static void irq_event(unsigned int vcpu, void *udata)
 {
-	(void)udata;
+	int ev = (int)(uintptr_t)udata;
+
 	if (vcpu >= MAX_VCPU)
 		return;
 	pthread_mutex_lock(&lock);
-	if (!in_win[vcpu]) {
+	if (ev == W_ENTRY && !in_win[vcpu]) {
 		in_win[vcpu] = true;
 		win_timer[vcpu] = false;
 		win_restart(vcpu);
-	}
-	pthread_mutex_unlock(&lock);
-}
-
-static void timer_handler(unsigned int vcpu, void *udata)
-{
-	(void)udata;
-	if (vcpu >= MAX_VCPU)
-		return;
-	pthread_mutex_lock(&lock);
-	if (in_win[vcpu])
+	} else if (ev == W_TIMER && in_win[vcpu]) {
 		win_timer[vcpu] = true;
-	pthread_mutex_unlock(&lock);
-}
-
-static void irq_return(unsigned int vcpu, void *udata)
-{
-	(void)udata;
-	if (vcpu >= MAX_VCPU)
-		return;
-	pthread_mutex_lock(&lock);
-	if (in_win[vcpu]) {
+	} else if (ev == W_RETURN && in_win[vcpu]) {
 		in_win[vcpu] = false;
 		if (win_timer[vcpu] && open_region) {
 			win_close(vcpu);
@@ -373,16 +360,18 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		/* Entry first, then the classifier: x86's timer entry is both. */
 		for (j = 0; j < nirq; j++)
 			if (va == irq_addr[j])
-				qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_entry,
-								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_event,
+								       QEMU_PLUGIN_CB_NO_REGS,
+								       (void *)W_ENTRY);
 		for (j = 0; j < ntimer; j++)
 			if (va == timer_addr[j])
-				qemu_plugin_register_vcpu_insn_exec_cb(insn, timer_handler,
-								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_event,
+								       QEMU_PLUGIN_CB_NO_REGS,
+								       (void *)W_TIMER);
 		if (kernel && (arm64 ? sz == 4 && arm64_is_eret(*(const uint32_t *)b) :
 			       x86_is_iret(b, sz)))
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_return,
-							       QEMU_PLUGIN_CB_NO_REGS, NULL);
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_event,
+							       QEMU_PLUGIN_CB_NO_REGS, (void *)W_RETURN);
 	}
 }
 
