@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fr_count's instruction decoding, checked on encodings taken from the
- * architecture manuals (the x86 ones cross-checked with objdump): which
+ * architecture manuals (each cross-checked with its binutils' objdump): which
  * instructions are markers, atomic read-modify-writes and TLB
  * invalidations (of which kind). The privileged ones cannot run under the
  * user-mode self-check (selftest.c).
