@@ -151,20 +151,84 @@ static int kind_index(const char *name)
 static void reinstall(qemu_plugin_id_t id);
 
 /* Timer windows (lock held): restart at the totals now; close into excl[]. */
-static void win_restart(int v)
+/*
+ * The totals are the vCPUs' together (one thread runs them in turn), but
+ * a window is one vCPU's: the other's instructions while it is open are
+ * not the interrupt's. So the totals are also split by vCPU, switch by
+ * switch: the vCPU running is the one whose callbacks come, each memory
+ * access's among them (a vCPU's few instructions before its first access
+ * after a switch go to the one before).
+ */
+static unsigned int cur_v = MAX_VCPU;
+static uint64_t vtot[MAX_VCPU][NC], vk[MAX_VCPU][MAX_KINDS];
+static uint64_t sw_snap[NC], sw_ksnap[MAX_KINDS];
+
+static void vcpu_seen(unsigned int v)
 {
-	memcpy(win_snap[v], tot, sizeof(tot));
-	memcpy(win_ksnap[v], kind_tot, sizeof(kind_tot));
+	int i;
+
+	if (v == cur_v || v >= MAX_VCPU)
+		return;
+	if (cur_v < MAX_VCPU) {
+		for (i = 0; i < NC; i++)
+			vtot[cur_v][i] += tot[i] - sw_snap[i];
+		for (i = 0; i < MAX_KINDS; i++)
+			vk[cur_v][i] += kind_tot[i] - sw_ksnap[i];
+	}
+	memcpy(sw_snap, tot, sizeof(tot));
+	memcpy(sw_ksnap, kind_tot, sizeof(kind_tot));
+	cur_v = v;
 }
 
-static void win_close(int v)
+/* vCPU v's totals now (v the one running: vcpu_seen(v) first). */
+static void vcpu_now(int v, uint64_t *c, uint64_t *k)
 {
 	int i;
 
 	for (i = 0; i < NC; i++)
-		excl[i] += tot[i] - win_snap[v][i];
+		c[i] = vtot[v][i] + tot[i] - sw_snap[i];
 	for (i = 0; i < MAX_KINDS; i++)
-		excl_k[i] += kind_tot[i] - win_ksnap[v][i];
+		k[i] = vk[v][i] + kind_tot[i] - sw_ksnap[i];
+}
+
+/* vCPU v's window, restarted now or closed into excl[]; v is running. */
+static void win_restart(int v)
+{
+	vcpu_seen(v);
+	vcpu_now(v, win_snap[v], win_ksnap[v]);
+}
+
+static void win_close(int v)
+{
+	uint64_t c[NC], k[MAX_KINDS];
+	int i;
+
+	vcpu_seen(v);
+	vcpu_now(v, c, k);
+	for (i = 0; i < NC; i++)
+		excl[i] += c[i] - win_snap[v][i];
+	for (i = 0; i < MAX_KINDS; i++)
+		excl_k[i] += k[i] - win_ksnap[v][i];
+}
+
+/* The same for a vCPU that may not be the one running (a region's edges). */
+static void win_edge(int v, bool close)
+{
+	uint64_t c[NC], k[MAX_KINDS];
+	int i;
+
+	if ((unsigned int)v == cur_v) {
+		vcpu_now(v, c, k);
+	} else {
+		memcpy(c, vtot[v], sizeof(c));
+		memcpy(k, vk[v], sizeof(k));
+	}
+	for (i = 0; close && i < NC; i++)
+		excl[i] += c[i] - win_snap[v][i];
+	for (i = 0; close && i < MAX_KINDS; i++)
+		excl_k[i] += k[i] - win_ksnap[v][i];
+	memcpy(win_snap[v], c, sizeof(c));
+	memcpy(win_ksnap[v], k, sizeof(k));
 }
 
 enum { W_ENTRY = 1, W_TIMER, W_RETURN };
@@ -202,8 +266,8 @@ static void marker(unsigned int vcpu, void *udata)
 	struct entry *e;
 	int i;
 
-	(void)vcpu;
 	pthread_mutex_lock(&lock);
+	vcpu_seen(vcpu);
 	switch (m) {
 	case M_BIT0:
 	case M_BIT1:
@@ -241,7 +305,7 @@ static void marker(unsigned int vcpu, void *udata)
 		/* A timer window already open: only its part inside the region. */
 		for (i = 0; i < MAX_VCPU; i++)
 			if (in_win[i])
-				win_restart(i);
+				win_edge(i, false);
 		open_region = true;
 		break;
 	case M_END:
@@ -250,10 +314,8 @@ static void marker(unsigned int vcpu, void *udata)
 			break;
 		}
 		for (i = 0; i < MAX_VCPU; i++)
-			if (in_win[i] && win_timer[i]) {
-				win_close(i);
-				win_restart(i);
-			}
+			if (in_win[i] && win_timer[i])
+				win_edge(i, true);
 		open_region = false;
 		e = lookup(cur_id);
 		if (!e) {
@@ -276,7 +338,8 @@ static void marker(unsigned int vcpu, void *udata)
 
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va, void *u)
 {
-	(void)vcpu;
+	if (vcpu != cur_v)
+		vcpu_seen(vcpu);
 	(void)va;
 	(void)u;
 	tot[qemu_plugin_mem_is_store(info) ? C_STORE : C_LOAD]++;
