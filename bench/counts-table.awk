@@ -27,7 +27,7 @@ NR == 1 {
 		col[$i] = i
 	if (!("insns_user" in col))
 		exit
-	print (fmt == "md" ? "" : "# ") "Counts per move (BENCH_COUNT=1; median of the timed repetitions):"
+	print (fmt == "md" ? "" : "# ") "Counts per move (BENCH_COUNT=1; the least disturbed timed repetition):"
 	if (fmt == "md")
 		print ""
 	row("workload", "contender", "insns user", "insns kernel", "loads", "stores", "atomics",
