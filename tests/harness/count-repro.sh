@@ -6,7 +6,7 @@
 # run against itself with one count 1% off must be seen to differ.
 # Defaults keep it short: workloads 2 and 3 (PMD and PTE level), 3
 # repetitions, one kernel (FASTREMAP_BENCH_SUITES, default bookworm;
-# BENCH_ARCH=arm64 for arm64). About 10 minutes per boot on a loaded 2-core
+# BENCH_ARCH=arm64 for arm64). About 6 minutes per boot on a loaded 2-core
 # host. FASTREMAP_BENCH_* override as for the bench.
 # TAP; the last line "N passed, N failed, N skipped". Run as root.
 # Usage: tests/harness/count-repro.sh
