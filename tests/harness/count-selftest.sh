@@ -71,9 +71,14 @@ fi
 
 # arm64: the self-check cross-built in the arm64 programs' build root.
 a64="$out/selftest-arm64"
+cross_arm64() {
+	FASTREMAP_ARCH=arm64
+	# shellcheck source=tests/harness/common.sh
+	. "$FR_HARNESS/common.sh"
+	fr_cross "$@"
+}
 if command -v qemu-aarch64 >/dev/null &&
-	(FASTREMAP_ARCH=arm64 && . "$FR_HARNESS/common.sh" &&
-		fr_cross make -C "$FR_TOP/bench/plugin" --no-print-directory OUT="$out" \
+	(cross_arm64 make -C "$FR_TOP/bench/plugin" --no-print-directory OUT="$out" \
 			TARGET_CC=aarch64-linux-gnu-gcc SELFTEST="$a64" "$a64") \
 		>>"$log" 2>&1 && [ -x "$a64" ]; then
 	check arm64 qemu-aarch64 "$a64"
