@@ -99,12 +99,23 @@ bench-bin: $(TLIB) $(LIBFR)
 # for Debian's arm64 kernels under qemu-system-aarch64 (emulated, as the
 # x86-64 guests are). A run's tables and charts go to $(BENCH_RUN);
 # make bench-promote copies them into bench/results/. See bench/.
+#
+# BENCH_COUNT=1: the guest runs under a QEMU plugin (bench/plugin/) that
+# counts, per move, the instructions (user, kernel), loads, stores, atomic
+# read-modify-writes, TLB invalidations and flush IPIs, and the CSV gets
+# these columns (bench/README.md, "Exact counts").
 BENCH_ARCH ?= amd64
+BENCH_COUNT ?= 0
 BENCH_RUN ?= $(BUILD)/bench/report
 bench:
 	scripts/deps.sh
 	$(MAKE) all
-	BENCH_ARCH=$(BENCH_ARCH) FASTREMAP_BENCH_RESULTS=$(abspath $(BENCH_RUN)) bench/run.sh
+	BENCH_ARCH=$(BENCH_ARCH) BENCH_COUNT=$(BENCH_COUNT) \
+		FASTREMAP_BENCH_RESULTS=$(abspath $(BENCH_RUN)) bench/run.sh
+
+# The counting plugin alone (built by `BENCH_COUNT=1 make bench` too).
+bench-plugin:
+	$(MAKE) -C bench/plugin OUT=$(abspath $(BUILD))/bench/plugin
 
 # The same benchmark on this machine, with the module loaded (dkms-install).
 bench-native:
@@ -201,6 +212,6 @@ clean:
 
 # (The check-NAME lanes come from a pattern rule, which make does not
 # search for phony targets: FORCE runs them every time.)
-.PHONY: all module userspace tests bench bench-bin bench-native bench-promote check install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-bin bench-plugin bench-native bench-promote check install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

@@ -53,6 +53,7 @@ struct bench_cfg {
 	size_t gc_arena;
 	const char *workloads;
 	int trace, trace_pids, trace_buf_kb, emulated, fresh, settle;
+	int count;		/* markers for the counting plugin (count.c) */
 };
 extern struct bench_cfg cfg;
 
@@ -181,6 +182,23 @@ int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
 int run_rep(const struct workload *w, const int *cs, int ncs, int rep,
 	    struct rep *outs, int *bad, char *msg, size_t msz);
 int paired(const struct workload *w);
+
+/*
+ * ---- counting (count.c): markers for bench/plugin/fr_count.c ----
+ * count_wi and count_rep name the repetition running; count_id(c, len)
+ * sends the next region's id (before the clock starts), count_open() and
+ * count_end() bracket the move itself; count_init() tells the plugin
+ * where the IPI handlers are; count_rep_done() records a
+ * repetition's moves and entries for the table print_count() prints.
+ */
+extern int count_wi, count_rep;
+void count_init(void);
+void count_id(int c, size_t len);
+void count_open(void);
+void count_end(void);
+void count_rep_reset(void);
+void count_rep_done(int c, const struct rep *r);
+void print_count(void);
 
 /* ---- statistics ---- */
 

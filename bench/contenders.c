@@ -156,9 +156,12 @@ int timed_move(int c, char *src, size_t len, char *dst, struct frstats *st, doub
 	double t0, t1;
 	int err;
 
+	count_id(c, len);
 	t_tlb_on();
 	t0 = now_us();
+	count_open();
 	err = do_move(c, src, len, dst, &fs);
+	count_end();
 	t1 = now_us();
 	err = count_move(c, err, &fs, st);
 	t_tlb_off();

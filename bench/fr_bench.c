@@ -97,6 +97,9 @@ struct bench_cfg cfg;
 #ifndef FR_BENCH_SETTLE
 #define FR_BENCH_SETTLE 1
 #endif
+#ifndef FR_BENCH_COUNT
+#define FR_BENCH_COUNT 0
+#endif
 
 
 
@@ -133,6 +136,7 @@ static void cfg_load(void)
 	cfg.fresh = env_long("FASTREMAP_BENCH_FRESH", FR_BENCH_FRESH, 0, 1);
 	cfg.emulated = env_long("FASTREMAP_BENCH_EMULATED", FR_BENCH_EMULATED, 0, 1);
 	cfg.settle = env_long("FASTREMAP_BENCH_SETTLE", FR_BENCH_SETTLE, 0, 1);
+	cfg.count = env_long("FASTREMAP_BENCH_COUNT", FR_BENCH_COUNT, 0, 1);
 	/* The GC arena is cut into one slot per move, each >= 64 KiB. */
 	if ((long)(cfg.gc_arena / (64 * KiB)) < cfg.gc_moves) {
 		fprintf(stderr, "fr_bench: %ld GC moves need an arena of %ld MiB at least\n",
@@ -177,6 +181,7 @@ int main(void)
 	/* The mover on CPU 0; workload 4's writer takes CPU 1. */
 	t_pin_cpu(0);
 	header();
+	count_init();
 	why = trace_setup();
 #ifdef __aarch64__
 	printf("# tlb flush counting: %s\n", why ? why : "arm64: kprobe events on the module's "
@@ -196,6 +201,7 @@ int main(void)
 	}
 	t_tlb_trace_end();
 	print_csv();
+	print_count();
 	for (w = 0; w < NWORK; w++)
 		for (c = 0; c < NCONT; c++)
 			bad |= !strncmp(cells[w][c].state, "error", 5);

@@ -62,8 +62,8 @@ void header(void)
 	printf("# timing: %s\n", emulated ? "emulated (TCG): not hardware timings" :
 	       "native");
 	printf("# config: reps=%d size=%zuMiB loop_n=%ld gc_moves=%ld gc_arena=%zuMiB "
-	       "workloads=%s fresh=%d settle=%d\n", cfg.reps, cfg.size / MiB, cfg.loop_n,
-	       cfg.gc_moves, cfg.gc_arena / MiB, cfg.workloads, cfg.fresh, cfg.settle);
+	       "workloads=%s fresh=%d settle=%d count=%d\n", cfg.reps, cfg.size / MiB, cfg.loop_n,
+	       cfg.gc_moves, cfg.gc_arena / MiB, cfg.workloads, cfg.fresh, cfg.settle, cfg.count);
 	if (fr_unavail[0])
 		printf("# fastremap: unavailable: %s\n", fr_unavail);
 	else
@@ -164,6 +164,7 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 		return;
 	}
 
+	count_wi = wi;
 	for (r = 0; r < cfg.reps; r++) {
 		char line[512];
 		struct rep rrs[NCONT];
@@ -192,6 +193,7 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 				char t[32];
 				struct cell *cl = &cells[wi][live[k + j]];
 
+				count_rep_done(live[k + j], &rrs[j]);
 				cl->us[cl->n++] = rrs[j].us;
 				cl->rep[cl->n - 1] = r;
 				if (rrs[j].vmas >= 0)
@@ -222,6 +224,7 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 			snprintf(cl->state, sizeof(cl->state), "%s", msg);
 			continue;
 		}
+		count_rep_done(c, &rr);
 		cl->fc_valid = t_tlb_count_stop(&cl->fc) == 0;
 		cl->ops = rr.ops;
 		cl->st = rr.st;

@@ -52,6 +52,14 @@ esac
 [ "$native" = 1 ] && fr_is_arm64 && [ "$(uname -m)" != aarch64 ] &&
 	fr_die "BENCH_ARCH=arm64 --native runs on an arm64 machine"
 
+# BENCH_COUNT=1: fr_bench marks each timed move and the guest runs under
+# the counting plugin (bench/plugin/fr_count.c), with a deterministic clock.
+COUNT=${BENCH_COUNT:-0}
+[ "$COUNT" = 0 ] || [ "$COUNT" = 1 ] || fr_die "BENCH_COUNT=$COUNT: 0 or 1"
+[ "$COUNT" = 1 ] && [ "$native" = 1 ] && fr_die "BENCH_COUNT=1 counts in the emulator: not with --native"
+export FASTREMAP_BENCH_COUNT=$COUNT
+PLUGIN="$FR_BUILD/plugin/fr_count.so"
+
 if [ "${BENCH_FULL:-0}" = 1 ]; then
 	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm trixie sid}
 else
@@ -62,7 +70,7 @@ mkdir -p "$RESULTS" "$BINDIR" "$LOGDIR"
 # fr_bench's configuration as -D flags: the guest passes it no arguments.
 bench_defines() {
 	local v d=()
-	for v in REPS SIZE_MB LOOP_N GC_MOVES GC_ARENA_MB FRESH SETTLE TRACE TRACE_BUF_KB; do
+	for v in REPS SIZE_MB LOOP_N GC_MOVES GC_ARENA_MB FRESH SETTLE TRACE TRACE_BUF_KB COUNT; do
 		local e="FASTREMAP_BENCH_$v"
 		if [ -n "${!e:-}" ]; then
 			[[ ${!e} =~ ^[0-9]+$ ]] || fr_die "$e=${!e}: not a number"
@@ -87,6 +95,7 @@ build_bench() { # build_bench OUT EXTRA_FLAGS...
 
 # report CSV: the terminal table, RESULTS/<kernel>.md and .png.
 # check_results PREFIX LOG: the CSV of a run's log, checked, then reported.
+# check_results PREFIX LOG [PLUGIN_OUT]
 check_results() {
 	local csv
 	csv=$(extract "$2")
@@ -94,8 +103,23 @@ check_results() {
 	if [ -n "$csv" ]; then
 		check "$1every cell ran or was skipped for a reason" "$(cells_ok "$csv" && echo 1)"
 		check "$1fastremap ran (no fastremap cell skipped)" "$(fastremap_ran "$csv" && echo 1)"
+		[ "$COUNT" = 1 ] && add_counts "$1" "$2" "${3:-}" "$csv"
 		report "$csv"
 	fi
+}
+
+# add_counts PREFIX LOG PLUGIN_OUT CSV: the count columns, joined into CSV.
+add_counts() {
+	local table="$LOGDIR/count-table.csv" bad
+	sed -n '/^FR-BENCH-COUNT-BEGIN$/,/^FR-BENCH-COUNT-END$/p' "$2" | sed '1d;$d' >"$table"
+	check "$1counting plugin wrote its counts" "$([ -s "$3" ] && echo 1)"
+	bad=$(sed -n 's/^# fr_count: .*errors=\([0-9]*\) open_at_exit=\([0-9]*\).*/\1\2/p' "$3" 2>/dev/null)
+	check "$1every marked region closed once (fr_count errors=0)" "$([ "$bad" = 00 ] && echo 1)"
+	check "$1fr_bench listed its marked regions" "$([ "$(wc -l <"$table")" -gt 1 ] && echo 1)"
+	[ -s "$3" ] || return 0
+	awk -f "$BENCH/counts.awk" "$3" "$table" "$4" >"$4.tmp" && mv "$4.tmp" "$4"
+	check "$1every ok cell has counts" \
+		"$(awk -F, 'NR > 1 && $10 == "ok" && $NF == 0' "$4" | grep -q . || echo 1)"
 }
 
 report() {
@@ -105,6 +129,11 @@ report() {
 	echo
 	awk -F, -v fmt=text -f "$BENCH/table.awk" "$csv"
 	awk -F, -v fmt=md -f "$BENCH/table.awk" "$csv" >"$base.md"
+	if [ "$COUNT" = 1 ]; then
+		echo
+		awk -F, -v fmt=text -f "$BENCH/counts-table.awk" "$csv"
+		{ echo; awk -F, -v fmt=md -f "$BENCH/counts-table.awk" "$csv"; } >>"$base.md"
+	fi
 	awk -F, -f "$BENCH/plotdata.awk" "$csv" >"$LOGDIR/$kernel.dat"
 	rm -f "$base.png"
 	if command -v gnuplot >/dev/null; then
@@ -200,9 +229,18 @@ run_vm() {
 	# text patching at run time can Oops 7.2 under TCG). fr_bench keeps it
 	# enabled through the whole run either way, timed repetitions included.
 	# arm64 counts with kprobe events that fr_bench adds (no such event).
-	local append="trace_event=tlb:tlb_flush trace_options=norecord-cmd"
+	local append="trace_event=tlb:tlb_flush trace_options=norecord-cmd" qargs="" counts=""
 	fr_is_arm64 && append=
-	FASTREMAP_VM_APPEND=$append \
+	if [ "$COUNT" = 1 ]; then
+		# One thread runs both vCPUs in turn: the plugin's inline
+		# counters are exact only so. (-icount, which would also make the
+		# guest's clock follow the instructions, kept a loaded host's
+		# guest in SeaBIOS for minutes.)
+		counts="$LOGDIR/$suite-counts.txt"
+		rm -f "$counts"
+		qargs="-accel tcg,thread=single -plugin $PLUGIN,out=$counts"
+	fi
+	FASTREMAP_VM_APPEND=$append FASTREMAP_VM_QEMU_ARGS=$qargs \
 	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-1500} \
 		stdbuf -oL "$FR_HARNESS/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
 	pid=$!
@@ -226,7 +264,7 @@ run_vm() {
 	check "$suite: guest kernel log captured and clean" \
 		"$([ -s "$LOGDIR/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)"
 	check "$suite: VM ran to the end" "$(grep -q '^FR-DONE$' "$log" && echo 1)"
-	check_results "$suite: " "$log"
+	check_results "$suite: " "$log" "$counts"
 }
 
 t0=$(date +%s)
@@ -235,6 +273,11 @@ if [ "$native" = 1 ]; then
 else
 	[ "$(id -u)" = 0 ] || fr_die "run as root (chroots, module builds)"
 	FASTREMAP_SUITES="$SUITES" "$FR_TOP/scripts/prepare-kernels.sh" || fr_die "kernels not ready"
+	if [ "$COUNT" = 1 ]; then
+		fr_log "building the counting plugin"
+		make -C "$BENCH/plugin" --no-print-directory OUT="$FR_BUILD/plugin" ||
+			fr_die "the counting plugin does not build"
+	fi
 	fr_log "building fr_bench (static, for the guest)"
 	build_bench "$BINDIR/fr_bench" -DFR_BENCH_EMULATED=1
 	for s in $SUITES; do

@@ -39,9 +39,12 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 		m.size = sizeof(m);
 		m.moves = (uintptr_t)v;
 		m.count = (uint32_t)n;
+		count_id(C_FR, bump - (v[0].dst - (uintptr_t)to));
 		t_tlb_on();
 		t0 = now_us();
+		count_open();
 		k = ioctl(frfd, FASTREMAP_IOC_MOVE, &m);
+		count_end();
 		t1 = now_us();
 		t_tlb_off();
 		if (k || m.done != (uint64_t)n) {
@@ -200,6 +203,8 @@ int run_rep(const struct workload *w, const int *cs, int ncs, int rep,
 		outs[k].vmas = outs[k].thp_kb = outs[k].mthp_allocs = -1;
 	}
 	*bad = 0;
+	count_rep = rep;
+	count_rep_reset();
 	need_module = (w->kind == K_MOVE || w->kind == K_PINGPONG) && w->route != 1;
 	direct_module = w->route == 2;
 	switch (w->kind) {

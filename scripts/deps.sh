@@ -22,6 +22,9 @@ pkgs=(
 	# DKMS on arm64 (make check-all): the arm64 roots' programs run
 	# under qemu-user through binfmt_misc.
 	qemu-user-static
+	# The bench's counting plugin, checked under the user-mode emulator
+	# (tests/harness/count-selftest.sh): the static one cannot load plugins.
+	qemu-user
 )
 
 fr_apt_install "${pkgs[@]}"

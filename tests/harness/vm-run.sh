@@ -9,6 +9,8 @@
 # command-line options. FASTREMAP_VM_INIT: another /init than tests/harness/guest/init.
 # FASTREMAP_VM_BOOT_TIMEOUT: seconds a guest may take to start its init
 # (default 600; twice that for debug kernels and again for arm64).
+# FASTREMAP_VM_QEMU_ARGS: more QEMU options, split at spaces (the bench's
+# counting plugin and clock).
 set -euo pipefail
 # shellcheck source=tests/harness/common.sh
 . "$(dirname "$0")/common.sh"
@@ -127,7 +129,9 @@ boot() {
 		kill "$pid" 2>/dev/null
 	) &
 	wd=$!
-	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" "${qemu[@]}" -pidfile "$pidfile" \
+	local extra=()
+	read -r -a extra <<<"${FASTREMAP_VM_QEMU_ARGS:-}"
+	timeout "${FASTREMAP_VM_TIMEOUT:-$limit}" "${qemu[@]}" "${extra[@]}" -pidfile "$pidfile" \
 		-m "${FASTREMAP_VM_MEM:-4096}" -smp 2 -nographic -no-reboot \
 		-kernel "$vmlinuz" -initrd "$FR_BUILD/$suite/initrd.gz" \
 		-append "console=$console quiet loglevel=3 panic=-1 transparent_hugepage=madvise ${FASTREMAP_VM_APPEND:-}" \
