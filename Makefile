@@ -140,6 +140,22 @@ check-%: tests/harness/lane-%.sh FORCE
 	scripts/deps.sh
 	$<
 
+# The Debian packages (debian/): fastremap-dkms, libfastremap1,
+# libfastremap-dev and fastremap-tools, built by dpkg-buildpackage from a
+# copy of the tree in $(DEBDIR) (where they land), then checked by lintian.
+# make check-deb installs them into each suite's chroot and boots them
+# (tests/harness/lane-deb.sh).
+DEBDIR ?= $(BUILD)/deb
+deb:
+	@[ "$$(dpkg-parsechangelog -S Version)" = "$(VERSION)" ] || { \
+		echo "debian/changelog is at $$(dpkg-parsechangelog -S Version), VERSION at $(VERSION): add an entry (dch -v $(VERSION))"; exit 1; }
+	rm -rf $(DEBDIR)
+	mkdir -p $(DEBDIR)/fastremap-$(VERSION)
+	tar -C $(CURDIR) --exclude=./$(BUILD) --exclude=./.git -cf - . | tar -C $(DEBDIR)/fastremap-$(VERSION) -xf -
+	cd $(DEBDIR)/fastremap-$(VERSION) && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning --info $(DEBDIR)/fastremap_$(VERSION)_*.changes
+	@ls $(DEBDIR)/*.deb
+
 # Secure Boot: a kernel that enforces module signatures loads only modules
 # signed by a key it trusts. DKMS signs what it builds with its own key
 # (enrolled once with mokutil, see README); `make install` signs with the
@@ -201,6 +217,6 @@ clean:
 
 # (The check-NAME lanes come from a pattern rule, which make does not
 # search for phony targets: FORCE runs them every time.)
-.PHONY: all module userspace tests bench bench-bin bench-native bench-promote check install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-bin bench-native bench-promote check deb install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

@@ -22,6 +22,8 @@ pkgs=(
 	# DKMS on arm64 (make check-all): the arm64 roots' programs run
 	# under qemu-user through binfmt_misc.
 	qemu-user-static
+	# make deb: the Debian packages (debian/), and lintian to check them.
+	debhelper dh-dkms dpkg-dev fakeroot lintian
 )
 
 fr_apt_install "${pkgs[@]}"
