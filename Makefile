@@ -128,7 +128,7 @@ bench-promote:
 # reliability tests' long mode), debug (debug kernels; DEBUG_LANES=debug7
 # for one), mutants (planted bugs), mremap-lockorder (the kernel's own
 # lock order, MREMAP_LOCKORDER_SUITES), ibt (kernel IBT and CET shadow
-# stacks under Bochs). Each lane's head says what it runs, what it
+# stacks under Bochs), deb (the Debian packages, installed and booted). Each lane's head says what it runs, what it
 # prepares and how long it takes; each starts by installing what it
 # needs (scripts/deps.sh). make check CHECK_AMD64_DIFF_OPS=N
 # CHECK_ARM64_DIFF_OPS=N CHECK_ARM64_LATENCY_MREMAP=1: see lane-check.sh.
