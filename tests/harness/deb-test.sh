@@ -43,12 +43,14 @@ ver=$(cat "$FR_TOP/VERSION")
 pkgs="fastremap-dkms libfastremap1 libfastremap-dev fastremap-tools"
 work=/var/tmp/fastremap-deb-$(fr_build_id)
 results=$FR_BUILD/results
-rm -rf "$results"
-mkdir -p "$results"
+rm -rf "$results" && mkdir -p "$results"
 
-ok() { # ok OK? DESCRIPTION [FILE: its tail as diagnostics on failure]
-	tap_ok "$1" "$2" "$([ -z "${3:-}" ] || tail -n 15 "$3" 2>/dev/null)"
-	return 0
+# ok OK? DESCRIPTION [LOG]: a TAP line ("1": passed), the LOG's last lines
+# under a failure.
+ok() {
+	local tail=
+	[ "$1" = 1 ] || [ -z "${3:-}" ] || tail=$(tail -n 15 "$3" 2>/dev/null)
+	tap_ok "$1" "$2" "$tail" || true
 }
 
 # in_root SUITE COMMAND...: COMMAND as root in the overlay of SUITE's root,
@@ -226,25 +228,9 @@ for suite in $suites; do
 			"$FR_HARNESS/vm-run.sh" "$suite" "$FR_BUILD/$suite/bin" "$vlog" $programs >"$results/$suite-vm-run.log" 2>&1
 		echo "# $suite: VM finished in $(($(date +%s) - t0)) s"
 	fi
-	ok "$(grep -q "FR-KERNEL $k" "$vlog" && echo 1)" "$suite: the kernel $k booted" "$results/$suite-vm-run.log"
-	ok "$(grep -qx 'FR-INSMOD 0' "$vlog" && grep -qx 'FR-LOADED' "$vlog" && echo 1)" \
-		"$suite: insmod of the DKMS-built module" "$vlog"
-	for p in $programs; do
-		tap="$results/$suite-$p.tap"
-		sed -n "/^FR-BEGIN $p\$/,/^FR-END $p /p" "$vlog" >"$tap"
-		rc=$(sed -n "s/^FR-END $p \([0-9]*\)$/\1/p" "$tap")
-		np=$(grep -cE '^ok [0-9]+' "$tap")
-		nf=$(grep -cE '^not ok [0-9]+' "$tap")
-		plan=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$tap")
-		grep -E '^not ok' "$tap" | sed 's/^/# /'
-		ok "$([ "$rc" = 0 ] && [ "$nf" = 0 ] && [ -n "$plan" ] && [ "$plan" = "$np" ] && echo 1)" \
-			"$suite: $p: $np passed, $nf failed, plan 1..${plan:-none}, exit ${rc:-(did not finish)}"
-	done
-	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$vlog" >"$results/$suite-dmesg.log"
-	bad=$(grep -E "$FR_BAD_LOG" "$results/$suite-dmesg.log")
-	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 20
-	ok "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && grep -q '^FR-DONE$' "$vlog" && echo 1)" \
-		"$suite: the guest ran to the end, its kernel log clean"
+	# shellcheck disable=SC2086
+	fr_dkms_guest_verdicts "$vlog" "$results" "$suite" "$k" $programs
+	[ -s "$vlog" ] || tail -n 15 "$results/$suite-vm-run.log" | sed 's/^/# /'
 
 	# ---- purge: nothing left ----
 	# Each detector runs on the installed root first, where it must find
