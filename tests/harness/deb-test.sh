@@ -120,7 +120,10 @@ for suite in $suites; do
 	echo "# ===== $suite"
 	lower=$(fr_chroot_dir "$suite")
 	k=$(fr_kver "$lower")
-	if [ -z "$k" ] || [ ! -x "$lower/usr/sbin/dkms" ] || [ ! -e "$lower/lib/modules/$k/build" ]; then
+	# (The headers' link is the root's: an absolute one points into it.)
+	hdr=$(readlink "$lower/lib/modules/$k/build" 2>/dev/null)
+	case $hdr in /*) hdr=$lower$hdr ;; ?*) hdr=$lower/lib/modules/$k/$hdr ;; esac
+	if [ -z "$k" ] || [ ! -x "$lower/usr/sbin/dkms" ] || [ ! -d "$hdr" ]; then
 		tap_skip "no $suite root with a kernel, its headers and dkms at $lower (scripts/prepare-kernels.sh makes it)" \
 			"$suite: the packages install, load and pass"
 		continue
