@@ -65,13 +65,24 @@ in_root() {
 		"$(fr_chroot_dir "$s")" "$work/$s" "$@"
 }
 
-# The root's files and directories (one file system: not /proc, /mnt;
-# without the package manager's own state and logs), to compare before
-# the installation and after the purge.
+# The paths this run added to SUITE's root ("+ PATH") or took from it
+# ("- PATH"): its overlay's upper layer, less what the root already has
+# (files the run only changed, copied up) and the package manager's own
+# state and logs. (Not a walk of the whole root: other lanes may add to
+# the cached root meanwhile, such as a mount point for their checkout.)
 root_paths() { # root_paths SUITE
-	in_root "$1" find / -xdev \( -path /tmp -o -path /var/tmp -o -path /var/log \
-		-o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \) -prune -o -print |
-		LC_ALL=C sort
+	local up=$work/$1/upper lower f
+	lower=$(fr_chroot_dir "$1")
+	(cd "$up" && find . -mindepth 1 \( -path ./tmp -o -path ./var/tmp -o -path ./var/log \
+		-o -path ./var/cache -o -path ./var/lib/apt -o -path ./var/lib/dpkg \
+		-o -path ./proc -o -path ./mnt \) -prune -o -print) |
+		while read -r f; do
+			if [ -c "$up/$f" ] && [ "$(stat -c %t:%T "$up/$f")" = 0:0 ]; then
+				echo "- ${f#.}"	# an overlay whiteout
+			elif [ ! -e "$lower/$f" ] && [ ! -L "$lower/$f" ]; then
+				echo "+ ${f#.}"
+			fi
+		done | LC_ALL=C sort
 }
 
 # Whether the root's libc6 satisfies a package's libc6 dependency.
@@ -86,7 +97,7 @@ libc_ok() { # libc_ok SUITE DEB
 # What the packages left in SUITE's root, one "KIND: what" a line: files
 # dpkg -L listed (directories aside: others share them), dkms status,
 # fastremap's sources and DKMS tree, modules under updates/, and the
-# root's paths that are not those before the installation. DKMS's own
+# paths this run added to the root or took from it (root_paths). DKMS's own
 # signing key (/var/lib/dkms/mok.key, mok.pub) is DKMS's, not fastremap's:
 # made at its first build of any module, kept for the modules it signs
 # later and for the key a Secure Boot machine enrolled.
@@ -99,8 +110,7 @@ leftovers() { # leftovers SUITE
 	in_root "$s" find /usr/src /var/lib/dkms -name '*fastremap*' | sed 's/^/src: /'
 	in_root "$s" find /lib/modules/ -path '*/updates/*' ! -type d | sed 's/^/updates: /'
 	root_paths "$s" | LC_ALL=C comm -3 "$work/$s/before" - |
-		grep -vxE '[[:space:]]*/var/lib/dkms/mok\.(key|pub)' |
-		sed -e 's/^[[:space:]]\(.*\)/paths: new: \1/' -e 's/^\//paths: gone: \//'
+		grep -vxE '[[:space:]]*\+ /var/lib/dkms/mok\.(key|pub)' | sed 's/^[[:space:]]*/paths: /'
 }
 
 # The static test programs, built once (make, as the lanes build them).
@@ -254,7 +264,7 @@ for suite in $suites; do
 	leftovers "$suite" >"$work/$suite/left"
 	sed 's/^/# left: /' "$work/$suite/left" | head -n 40
 	ok "$([ ! -s "$work/$suite/left" ] && echo 1)" \
-		"$suite: nothing left: the $(wc -l <"$work/$suite/listed") paths of dpkg -L, dkms status, /usr/src, /var/lib/dkms, /lib/modules/*/updates, the root's $(wc -l <"$work/$suite/before") paths"
+		"$suite: nothing left: the $(wc -l <"$work/$suite/listed") paths of dpkg -L, dkms status, /usr/src, /var/lib/dkms, /lib/modules/*/updates, no path added to the root or taken from it"
 	rm -rf "${work:?}/$suite"
 done
 rmdir "$work" 2>/dev/null
