@@ -168,6 +168,11 @@ for suite in $suites; do
 	echo "# $suite: apt-get install took $(($(date +%s) - t0)) s (load $(cut -d' ' -f1-3 /proc/loadavg))"
 	ok "$([ $rc = 0 ] && echo 1)" "$suite: apt-get install ./*.deb (exit $rc; log: $log)" "$log"
 	if [ $rc != 0 ]; then
+		# DKMS's log of a failed build, which goes with the root.
+		in_root "$suite" sh -c 'cat /var/lib/dkms/fastremap/*/build/make.log' \
+			>"$results/$suite-dkms-make.log" 2>&1 &&
+			echo "# DKMS's make.log: $results/$suite-dkms-make.log" &&
+			grep -m 10 -E 'error|Error' "$results/$suite-dkms-make.log" | sed 's/^/# /'
 		rm -rf "${work:?}/$suite"
 		continue
 	fi
