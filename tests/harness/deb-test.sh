@@ -42,6 +42,8 @@ dynamic="t_lib t_move_lib"
 ver=$(cat "$FR_TOP/VERSION")
 pkgs="fastremap-dkms libfastremap1 libfastremap-dev fastremap-tools"
 work=/var/tmp/fastremap-deb-$(fr_build_id)
+# The overlays' scratch layers, also where a run is stopped.
+trap 'rm -rf "${work:?}"' EXIT
 results=$FR_BUILD/results
 rm -rf "$results" && mkdir -p "$results"
 
