@@ -139,7 +139,7 @@ bench-promote:
 # reliability tests' long mode), debug (debug kernels; DEBUG_LANES=debug7
 # for one), mutants (planted bugs), mremap-lockorder (the kernel's own
 # lock order, MREMAP_LOCKORDER_SUITES), ibt (kernel IBT and CET shadow
-# stacks under Bochs). Each lane's head says what it runs, what it
+# stacks under Bochs), deb (the Debian packages, installed and booted). Each lane's head says what it runs, what it
 # prepares and how long it takes; each starts by installing what it
 # needs (scripts/deps.sh). make check CHECK_AMD64_DIFF_OPS=N
 # CHECK_ARM64_DIFF_OPS=N CHECK_ARM64_LATENCY_MREMAP=1: see lane-check.sh.
@@ -150,6 +150,22 @@ check: tests/harness/lane-check.sh
 check-%: tests/harness/lane-%.sh FORCE
 	scripts/deps.sh
 	$<
+
+# The Debian packages (debian/): fastremap-dkms, libfastremap1,
+# libfastremap-dev and fastremap-tools, built by dpkg-buildpackage from a
+# copy of the tree in $(DEBDIR) (where they land), then checked by lintian.
+# make check-deb installs them into each suite's chroot and boots them
+# (tests/harness/lane-deb.sh).
+DEBDIR ?= $(BUILD)/deb
+deb:
+	@[ "$$(dpkg-parsechangelog -S Version)" = "$(VERSION)" ] || { \
+		echo "debian/changelog is at $$(dpkg-parsechangelog -S Version), VERSION at $(VERSION): add an entry (dch -v $(VERSION))"; exit 1; }
+	rm -rf $(DEBDIR)
+	mkdir -p $(DEBDIR)/fastremap-$(VERSION)
+	tar -C $(CURDIR) --exclude=./$(BUILD) --exclude=./.git -cf - . | tar -C $(DEBDIR)/fastremap-$(VERSION) -xf -
+	cd $(DEBDIR)/fastremap-$(VERSION) && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning --info $(DEBDIR)/fastremap_$(VERSION)_*.changes
+	@ls $(DEBDIR)/*.deb
 
 # Secure Boot: a kernel that enforces module signatures loads only modules
 # signed by a key it trusts. DKMS signs what it builds with its own key
@@ -212,6 +228,6 @@ clean:
 
 # (The check-NAME lanes come from a pattern rule, which make does not
 # search for phony targets: FORCE runs them every time.)
-.PHONY: all module userspace tests bench bench-bin bench-plugin bench-native bench-promote check install uninstall dkms-install dkms-uninstall clean FORCE
+.PHONY: all module userspace tests bench bench-bin bench-plugin bench-native bench-promote check deb install uninstall dkms-install dkms-uninstall clean FORCE
 
 FORCE:

@@ -25,6 +25,8 @@ pkgs=(
 	# The bench's counting plugin, checked under the user-mode emulator
 	# (tests/harness/count-selftest.sh): the static one cannot load plugins.
 	qemu-user
+	# make deb: the Debian packages (debian/), and lintian to check them.
+	debhelper dh-dkms dpkg-dev fakeroot lintian
 )
 
 fr_apt_install "${pkgs[@]}"

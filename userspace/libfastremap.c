@@ -87,6 +87,10 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2,
 _Static_assert(ATOMIC_LONG_LOCK_FREE == 2,
 	       "libfastremap needs lock-free word-sized atomics on this target");
 
+/* Older C libraries (glibc before 2.32: Debian 11) lack it: the kernel's value. */
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4
+#endif
 /* The mremap(2) flags the module's ABI version 1 knows. */
 #define FR_KNOWN_MREMAP_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
 #define FR_KNOWN_FR_FLAGS	(FASTREMAP_NO_FALLBACK | FASTREMAP_MREMAP_ONLY | \

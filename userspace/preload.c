@@ -62,6 +62,10 @@
 #define CFG_DISABLE	2
 #define CFG_LOG		4
 
+/* Older C libraries (glibc before 2.32: Debian 11) lack it: the kernel's value. */
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4
+#endif
 #define KNOWN_FLAGS	(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)
 
 /*

@@ -194,24 +194,7 @@ for suite in $FR_SUITES; do
 		FASTREMAP_VM_TIMEOUT=${FASTREMAP_VM_TIMEOUT:-1200} \
 		"$FR_HARNESS/vm-run.sh" "$suite" "$FR_BUILD/bin" "$vlog" $programs
 	echo "# $suite: VM finished in $(($(date +%s) - t0)) s"
-	touch "$vlog"
-	ok "$(grep -q "FR-KERNEL $k" "$vlog" && echo 1)" "$suite: the arm64 kernel $k booted"
-	ok "$(grep -qx 'FR-INSMOD 0' "$vlog" && grep -qx 'FR-LOADED' "$vlog" && echo 1)" \
-		"$suite: insmod of the DKMS-built module" "$vlog"
-	for p in $programs; do
-		tap=$(sed -n "/^FR-BEGIN $p\$/,/^FR-END $p /p" "$vlog")
-		rc=$(sed -n "s/^FR-END $p \([0-9]*\)$/\1/p" <<<"$tap")
-		np=$(grep -cE '^ok [0-9]+' <<<"$tap")
-		nf=$(grep -cE '^not ok [0-9]+' <<<"$tap")
-		plan=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' <<<"$tap")
-		grep -E '^not ok' <<<"$tap" | sed 's/^/# /'
-		ok "$([ "$rc" = 0 ] && [ "$nf" = 0 ] && [ -n "$plan" ] && [ "$plan" = "$np" ] && echo 1)" \
-			"$suite: $p against it: $np passed, $nf failed, plan 1..${plan:-none}, exit ${rc:-(did not finish)}"
-	done
-	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$vlog" >"$results/$suite-dmesg.log"
-	bad=$(grep -E "$FR_BAD_LOG" "$results/$suite-dmesg.log")
-	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 20
-	ok "$([ -s "$results/$suite-dmesg.log" ] && [ -z "$bad" ] && grep -q '^FR-DONE$' "$vlog" && echo 1)" \
-		"$suite: guest ran to the end, kernel log captured and clean"
+	# shellcheck disable=SC2086
+	fr_dkms_guest_verdicts "$vlog" "$results" "$suite" "$k" $programs
 done
 finish

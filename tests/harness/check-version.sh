@@ -5,7 +5,8 @@
 # time (the library and fastremapctl: -DFR_LIB_VERSION; the man pages:
 # man/*.in; the pkg-config file: fastremap.pc.in; the module: Kbuild) or
 # is a literal file that must agree with it (dkms.conf, which DKMS reads
-# as it is). This checks both, in seconds, on the host: TAP, then
+# as it is; debian/changelog, which dpkg-buildpackage reads). This
+# checks both, in seconds, on the host: TAP, then
 # "N passed, N failed"; exit 1 on any mismatch.
 #
 # Usage: check-version.sh
@@ -33,6 +34,11 @@ ok $? "VERSION holds one X.Y.Z version ($version)" "VERSION: '$version'"
 # dkms.conf is read by DKMS as it is: a literal that must agree.
 same "$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$top/dkms.conf")" \
 	"dkms.conf: PACKAGE_VERSION"
+
+# So is debian/changelog's newest entry, which dpkg-buildpackage reads (a
+# native package: the version is VERSION's, no Debian revision).
+same "$(sed -n '1s/^fastremap (\([^)]*\)).*/\1/p' "$top/debian/changelog")" \
+	"debian/changelog: the newest entry's version"
 
 # The sources that take it at build time must not carry a literal.
 grep -q 'FR_LIB_VERSION=.*\$(VERSION)' "$top/userspace/Makefile" &&

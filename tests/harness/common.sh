@@ -260,3 +260,35 @@ fr_in_root() {
 
 # The build root in which the arm64 test programs are cross-built.
 FR_ARM64_PROGRAMS_ROOT=${FASTREMAP_ARM64_PROGRAMS_ROOT:-bookworm}
+
+# fr_dkms_guest_verdicts VM_LOG RESULTS NAME KVER PROGRAM...: the TAP
+# lines (tap_ok) on a guest of tests/harness/guest/init-dkms (a module
+# users get, loaded by a plain insmod, then the PROGRAMs): KVER booted;
+# the insmod; each PROGRAM's plan met with no failure and exit 0 (its
+# stream in RESULTS/NAME-PROGRAM.tap); the kernel log (RESULTS/NAME-dmesg.log)
+# captured, without a line of FR_BAD_LOG, and the guest at its end. NAME
+# starts each description.
+fr_dkms_guest_verdicts() {
+	local vlog=$1 results=$2 name=$3 k=$4 p tap rc np nf plan bad
+	shift 4
+	touch "$vlog"
+	tap_ok "$(grep -q "FR-KERNEL $k" "$vlog" && echo 1)" "$name: the kernel $k booted" || :
+	tap_ok "$(grep -qx 'FR-INSMOD 0' "$vlog" && grep -qx 'FR-LOADED' "$vlog" && echo 1)" \
+		"$name: insmod of the DKMS-built module" "$(grep '^FR-INSMOD' "$vlog")" || :
+	for p in "$@"; do
+		tap="$results/$name-$p.tap"
+		sed -n "/^FR-BEGIN $p\$/,/^FR-END $p /p" "$vlog" >"$tap"
+		rc=$(sed -n "s/^FR-END $p \([0-9]*\)$/\1/p" "$tap")
+		np=$(grep -cE '^ok [0-9]+' "$tap")
+		nf=$(grep -cE '^not ok [0-9]+' "$tap")
+		plan=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$tap")
+		grep -E '^not ok' "$tap" | sed 's/^/# /'
+		tap_ok "$([ "$rc" = 0 ] && [ "$nf" = 0 ] && [ -n "$plan" ] && [ "$plan" = "$np" ] && echo 1)" \
+			"$name: $p against it: $np passed, $nf failed, plan 1..${plan:-none}, exit ${rc:-(did not finish)}" || :
+	done
+	sed -n '/^FR-DMESG-BEGIN$/,/^FR-DMESG-END$/p' "$vlog" >"$results/$name-dmesg.log"
+	bad=$(grep -E "$FR_BAD_LOG" "$results/$name-dmesg.log")
+	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 20
+	tap_ok "$([ -s "$results/$name-dmesg.log" ] && [ -z "$bad" ] && grep -q '^FR-DONE$' "$vlog" && echo 1)" \
+		"$name: guest ran to the end, kernel log captured and clean" || :
+}
