@@ -90,14 +90,14 @@ MODULE_PARM_DESC(hold_after_prepare,
 static atomic_t hold_before_flush = ATOMIC_INIT(FR_HOLD_OFF);
 module_param_cb(hold_before_flush, &fr_hold_ops, &hold_before_flush, 0600);
 MODULE_PARM_DESC(hold_before_flush,
-		 "1: hold the next FASTREMAP_IOC_MOVE pass that moved entries before its flush until 0 is written (tests only)");
+		 "1: hold the next pass that moved entries before its flush until 0 is written (tests only)");
 
 void fr_hook_prepared(void)
 {
 	fr_hold(&hold_after_prepare, "hold_after_prepare");
 }
 
-void fr_hook_move_unflushed(void)
+void fr_hook_unflushed(void)
 {
 	fr_hold(&hold_before_flush, "hold_before_flush");
 }
