@@ -12,6 +12,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/wait.h>
 #include "compat-generated.h"
@@ -220,6 +221,116 @@ void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 	atomic64_add(n, &move_prof[slot]);
 }
 
+/*
+ * record_invalidations: what a secondary MMU (KVM, VFIO, RDMA ODP, a GPU's
+ * SVM) is told of the writer's mm. Writing 1 registers an mmu notifier on
+ * the writer's mm that records each invalidate_range_start() and _end()
+ * (an earlier registration and its records go); reading lists them in
+ * order, "s START END EVENT" or "e START END EVENT" each, then "lost N"
+ * for those past FR_REC_MAX; 0 unregisters.
+ */
+#define FR_REC_MAX	64
+
+static struct {
+	char kind;
+	u8 event;
+	unsigned long start, end;
+} fr_rec[FR_REC_MAX];
+static unsigned int fr_rec_n, fr_rec_lost;
+static DEFINE_SPINLOCK(fr_rec_lock);
+static DEFINE_MUTEX(fr_rec_mutex);
+static bool fr_rec_registered;
+
+static void fr_rec_add(char kind, const struct mmu_notifier_range *range)
+{
+	spin_lock(&fr_rec_lock);
+	if (fr_rec_n < FR_REC_MAX) {
+		fr_rec[fr_rec_n].kind = kind;
+		fr_rec[fr_rec_n].event = range->event;
+		fr_rec[fr_rec_n].start = range->start;
+		fr_rec[fr_rec_n].end = range->end;
+		fr_rec_n++;
+	} else {
+		fr_rec_lost++;
+	}
+	spin_unlock(&fr_rec_lock);
+}
+
+static int fr_rec_start(struct mmu_notifier *mn,
+			const struct mmu_notifier_range *range)
+{
+	fr_rec_add('s', range);
+	return 0;
+}
+
+static void fr_rec_end(struct mmu_notifier *mn,
+		       const struct mmu_notifier_range *range)
+{
+	fr_rec_add('e', range);
+}
+
+static const struct mmu_notifier_ops fr_rec_mn_ops = {
+	.invalidate_range_start = fr_rec_start,
+	.invalidate_range_end = fr_rec_end,
+};
+
+static struct mmu_notifier fr_rec_mn = {
+	.ops = &fr_rec_mn_ops,
+};
+
+/* As fr_flush_unregister(): safe after the mm's exit. */
+static void fr_rec_unregister(void)
+{
+	if (fr_rec_registered)
+		mmu_notifier_unregister(&fr_rec_mn, fr_rec_mn.mm);
+	fr_rec_registered = false;
+}
+
+static int fr_set_record(const char *val, const struct kernel_param *kp)
+{
+	int n, ret = kstrtoint(val, 0, &n);
+
+	if (ret || (n != 0 && n != 1))
+		return -EINVAL;
+	if (n && !current->mm)
+		return -EINVAL;
+	mutex_lock(&fr_rec_mutex);
+	fr_rec_unregister();
+	spin_lock(&fr_rec_lock);
+	fr_rec_n = 0;
+	fr_rec_lost = 0;
+	spin_unlock(&fr_rec_lock);
+	if (n) {
+		ret = mmu_notifier_register(&fr_rec_mn, current->mm);
+		fr_rec_registered = !ret;
+	}
+	mutex_unlock(&fr_rec_mutex);
+	return ret;
+}
+
+static int fr_get_record(char *buf, const struct kernel_param *kp)
+{
+	unsigned int i;
+	int n = 0;
+
+	spin_lock(&fr_rec_lock);
+	for (i = 0; i < fr_rec_n; i++)
+		n += sysfs_emit_at(buf, n, "%c %#lx %#lx %u\n", fr_rec[i].kind,
+				   fr_rec[i].start, fr_rec[i].end,
+				   fr_rec[i].event);
+	n += sysfs_emit_at(buf, n, "lost %u\n", fr_rec_lost);
+	spin_unlock(&fr_rec_lock);
+	return n;
+}
+
+static const struct kernel_param_ops fr_record_ops = {
+	.set = fr_set_record,
+	.get = fr_get_record,
+};
+module_param_cb(record_invalidations, &fr_record_ops, NULL, 0600);
+MODULE_PARM_DESC(record_invalidations,
+		 "1: record the mmu notifier invalidations of the writer's mm (read: the list), 0: stop (tests only)");
+
 #if defined(FR_HAVE_MMU_NOTIFIER_ARCH_SECONDARY_TLBS)
 /*
  * count_flushes: a TLB flush counter for one process, mremap(2)'s flushes
@@ -286,14 +397,22 @@ module_param_cb(count_flushes, &fr_count_flushes_ops, &fr_flush_count, 0600);
 MODULE_PARM_DESC(count_flushes,
 		 "1: count the TLB flushes of the writer's mm (read: the count), 0: stop (tests only)");
 
-void fr_hooks_exit(void)
+static void fr_flush_exit(void)
 {
 	mutex_lock(&fr_flush_lock);
 	fr_flush_unregister();
 	mutex_unlock(&fr_flush_lock);
 }
 #else
-void fr_hooks_exit(void)
+static void fr_flush_exit(void)
 {
 }
 #endif
+
+void fr_hooks_exit(void)
+{
+	fr_flush_exit();
+	mutex_lock(&fr_rec_mutex);
+	fr_rec_unregister();
+	mutex_unlock(&fr_rec_mutex);
+}
