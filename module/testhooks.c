@@ -222,6 +222,56 @@ void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 }
 
 /*
+ * A test build's mmu notifier on the writer's mm: writing 1 to its
+ * parameter registers it (an earlier registration goes, and @reset
+ * clears what it gathered), 0 unregisters it, and so does the unload.
+ */
+struct fr_mn_hook {
+	struct mmu_notifier mn;
+	bool registered;
+	void (*reset)(void);
+};
+
+static DEFINE_MUTEX(fr_mn_lock);
+
+/*
+ * Unregistering is safe after the mm's exit too: the exit already took
+ * the notifier off the mm, and this only drops the mm's count.
+ */
+static void fr_mn_unregister(struct fr_mn_hook *h)
+{
+	if (h->registered)
+		mmu_notifier_unregister(&h->mn, h->mn.mm);
+	h->registered = false;
+}
+
+static int fr_mn_set(struct fr_mn_hook *h, const char *val)
+{
+	int n, ret = kstrtoint(val, 0, &n);
+
+	if (ret || (n != 0 && n != 1))
+		return -EINVAL;
+	if (n && !current->mm)
+		return -EINVAL;
+	mutex_lock(&fr_mn_lock);
+	fr_mn_unregister(h);
+	h->reset();
+	if (n) {
+		ret = mmu_notifier_register(&h->mn, current->mm);
+		h->registered = !ret;
+	}
+	mutex_unlock(&fr_mn_lock);
+	return ret;
+}
+
+static void fr_mn_exit(struct fr_mn_hook *h)
+{
+	mutex_lock(&fr_mn_lock);
+	fr_mn_unregister(h);
+	mutex_unlock(&fr_mn_lock);
+}
+
+/*
  * record_invalidations: what a secondary MMU (KVM, VFIO, RDMA ODP, a GPU's
  * SVM) is told of the writer's mm. Writing 1 registers an mmu notifier on
  * the writer's mm that records each invalidate_range_start() and _end()
@@ -238,8 +288,6 @@ static struct {
 } fr_rec[FR_REC_MAX];
 static unsigned int fr_rec_n, fr_rec_lost;
 static DEFINE_SPINLOCK(fr_rec_lock);
-static DEFINE_MUTEX(fr_rec_mutex);
-static bool fr_rec_registered;
 
 static void fr_rec_add(char kind, const struct mmu_notifier_range *range)
 {
@@ -274,38 +322,22 @@ static const struct mmu_notifier_ops fr_rec_mn_ops = {
 	.invalidate_range_end = fr_rec_end,
 };
 
-static struct mmu_notifier fr_rec_mn = {
-	.ops = &fr_rec_mn_ops,
-};
-
-/* As fr_flush_unregister(): safe after the mm's exit. */
-static void fr_rec_unregister(void)
+static void fr_rec_reset(void)
 {
-	if (fr_rec_registered)
-		mmu_notifier_unregister(&fr_rec_mn, fr_rec_mn.mm);
-	fr_rec_registered = false;
-}
-
-static int fr_set_record(const char *val, const struct kernel_param *kp)
-{
-	int n, ret = kstrtoint(val, 0, &n);
-
-	if (ret || (n != 0 && n != 1))
-		return -EINVAL;
-	if (n && !current->mm)
-		return -EINVAL;
-	mutex_lock(&fr_rec_mutex);
-	fr_rec_unregister();
 	spin_lock(&fr_rec_lock);
 	fr_rec_n = 0;
 	fr_rec_lost = 0;
 	spin_unlock(&fr_rec_lock);
-	if (n) {
-		ret = mmu_notifier_register(&fr_rec_mn, current->mm);
-		fr_rec_registered = !ret;
-	}
-	mutex_unlock(&fr_rec_mutex);
-	return ret;
+}
+
+static struct fr_mn_hook fr_rec_hook = {
+	.mn.ops = &fr_rec_mn_ops,
+	.reset = fr_rec_reset,
+};
+
+static int fr_set_record(const char *val, const struct kernel_param *kp)
+{
+	return fr_mn_set(&fr_rec_hook, val);
 }
 
 static int fr_get_record(char *buf, const struct kernel_param *kp)
@@ -342,8 +374,6 @@ MODULE_PARM_DESC(record_invalidations,
  * zeroes the count), reading gives the count, 0 unregisters.
  */
 static atomic_t fr_flush_count = ATOMIC_INIT(0);
-static DEFINE_MUTEX(fr_flush_lock);
-static bool fr_flush_registered;
 
 static void fr_count_flush(struct mmu_notifier *mn, struct mm_struct *mm,
 			   unsigned long start, unsigned long end)
@@ -355,38 +385,19 @@ static const struct mmu_notifier_ops fr_flush_mn_ops = {
 	.arch_invalidate_secondary_tlbs = fr_count_flush,
 };
 
-static struct mmu_notifier fr_flush_mn = {
-	.ops = &fr_flush_mn_ops,
-};
-
-/*
- * Unregistering is safe after the mm's exit too: the exit already took
- * the notifier off the mm, and this only drops the mm's count.
- */
-static void fr_flush_unregister(void)
+static void fr_flush_reset(void)
 {
-	if (fr_flush_registered)
-		mmu_notifier_unregister(&fr_flush_mn, fr_flush_mn.mm);
-	fr_flush_registered = false;
+	atomic_set(&fr_flush_count, 0);
 }
+
+static struct fr_mn_hook fr_flush_hook = {
+	.mn.ops = &fr_flush_mn_ops,
+	.reset = fr_flush_reset,
+};
 
 static int fr_set_count_flushes(const char *val, const struct kernel_param *kp)
 {
-	int n, ret = kstrtoint(val, 0, &n);
-
-	if (ret || (n != 0 && n != 1))
-		return -EINVAL;
-	if (n && !current->mm)
-		return -EINVAL;
-	mutex_lock(&fr_flush_lock);
-	fr_flush_unregister();
-	atomic_set(&fr_flush_count, 0);
-	if (n) {
-		ret = mmu_notifier_register(&fr_flush_mn, current->mm);
-		fr_flush_registered = !ret;
-	}
-	mutex_unlock(&fr_flush_lock);
-	return ret;
+	return fr_mn_set(&fr_flush_hook, val);
 }
 
 static const struct kernel_param_ops fr_count_flushes_ops = {
@@ -399,9 +410,7 @@ MODULE_PARM_DESC(count_flushes,
 
 static void fr_flush_exit(void)
 {
-	mutex_lock(&fr_flush_lock);
-	fr_flush_unregister();
-	mutex_unlock(&fr_flush_lock);
+	fr_mn_exit(&fr_flush_hook);
 }
 #else
 static void fr_flush_exit(void)
@@ -412,7 +421,5 @@ static void fr_flush_exit(void)
 void fr_hooks_exit(void)
 {
 	fr_flush_exit();
-	mutex_lock(&fr_rec_mutex);
-	fr_rec_unregister();
-	mutex_unlock(&fr_rec_mutex);
+	fr_mn_exit(&fr_rec_hook);
 }
