@@ -55,7 +55,7 @@
  * waits for the call (reported: its voluntary context switches).
  */
 #define HELD_MIN	2
-#define HELD_MAX	8
+#define HELD_MAX	16
 #define HOLD_WAIT	2.0		/* seconds a hold waits for the prober */
 #define CEILING		"/sys/kernel/debug/x86/tlb_single_page_flush_ceiling"
 #define HOLD		"/sys/module/fastremap/parameters/hold_before_flush"
