@@ -100,7 +100,7 @@ void fr_mmu_notifier_start(struct mmu_notifier_range *range,
 				end);
 #endif
 	might_sleep();
-	if (mm_has_notifiers(range->mm)) {
+	if (mm_has_notifiers(range->mm) && !FR_MUTANT(NO_NOTIFY)) {
 		range->flags |= MMU_NOTIFIER_RANGE_BLOCKABLE;
 		fr_call(__mmu_notifier_invalidate_range_start, range);
 	}
@@ -108,7 +108,7 @@ void fr_mmu_notifier_start(struct mmu_notifier_range *range,
 
 void fr_mmu_notifier_end(struct mmu_notifier_range *range)
 {
-	if (!mm_has_notifiers(range->mm))
+	if (!mm_has_notifiers(range->mm) || FR_MUTANT(NO_NOTIFY))
 		return;
 #if defined(FR_HAVE_MMU_NOTIFIER_END_ONLY_END)
 	fr_call(__mmu_notifier_invalidate_range_end, range, false);

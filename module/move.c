@@ -454,7 +454,7 @@ static int fr_move_batch(struct fr_batch *b)
 		ret = fr_move_locked(b);
 		fr_prof_lap(&t, FR_PROF_MOVE);
 		if (b->hi > b->lo)
-			fr_hook_move_unflushed();
+			fr_hook_unflushed();
 		/*
 		 * The flush, one per pass: until it completes other CPUs may
 		 * still reach moved pages through stale TLB entries for their

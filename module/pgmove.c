@@ -584,6 +584,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		 * whole entries, one per such pass beyond.
 		 */
 		if (m->moved) {
+			fr_hook_unflushed();
 			if (!FR_MUTANT(NO_FLUSH))
 				fr_arch_flush_moved(m->old_vma, done,
 						    FR_MUTANT(FLUSH_2M) ?

@@ -12,6 +12,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/wait.h>
 #include "compat-generated.h"
@@ -90,14 +91,14 @@ MODULE_PARM_DESC(hold_after_prepare,
 static atomic_t hold_before_flush = ATOMIC_INIT(FR_HOLD_OFF);
 module_param_cb(hold_before_flush, &fr_hold_ops, &hold_before_flush, 0600);
 MODULE_PARM_DESC(hold_before_flush,
-		 "1: hold the next FASTREMAP_IOC_MOVE pass that moved entries before its flush until 0 is written (tests only)");
+		 "1: hold the next pass that moved entries before its flush until 0 is written (tests only)");
 
 void fr_hook_prepared(void)
 {
 	fr_hold(&hold_after_prepare, "hold_after_prepare");
 }
 
-void fr_hook_move_unflushed(void)
+void fr_hook_unflushed(void)
 {
 	fr_hold(&hold_before_flush, "hold_before_flush");
 }
@@ -220,6 +221,148 @@ void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 	atomic64_add(n, &move_prof[slot]);
 }
 
+/*
+ * A test build's mmu notifier on the writer's mm: writing 1 to its
+ * parameter registers it (an earlier registration goes, and @reset
+ * clears what it gathered), 0 unregisters it, and so does the unload.
+ */
+struct fr_mn_hook {
+	struct mmu_notifier mn;
+	bool registered;
+	void (*reset)(void);
+};
+
+static DEFINE_MUTEX(fr_mn_lock);
+
+/*
+ * Unregistering is safe after the mm's exit too: the exit already took
+ * the notifier off the mm, and this only drops the mm's count.
+ */
+static void fr_mn_unregister(struct fr_mn_hook *h)
+{
+	if (h->registered)
+		mmu_notifier_unregister(&h->mn, h->mn.mm);
+	h->registered = false;
+}
+
+static int fr_mn_set(struct fr_mn_hook *h, const char *val)
+{
+	int n, ret = kstrtoint(val, 0, &n);
+
+	if (ret || (n != 0 && n != 1))
+		return -EINVAL;
+	if (n && !current->mm)
+		return -EINVAL;
+	mutex_lock(&fr_mn_lock);
+	fr_mn_unregister(h);
+	h->reset();
+	if (n) {
+		ret = mmu_notifier_register(&h->mn, current->mm);
+		h->registered = !ret;
+	}
+	mutex_unlock(&fr_mn_lock);
+	return ret;
+}
+
+static void fr_mn_exit(struct fr_mn_hook *h)
+{
+	mutex_lock(&fr_mn_lock);
+	fr_mn_unregister(h);
+	mutex_unlock(&fr_mn_lock);
+}
+
+/*
+ * record_invalidations: what a secondary MMU (KVM, VFIO, RDMA ODP, a GPU's
+ * SVM) is told of the writer's mm. Writing 1 registers an mmu notifier on
+ * the writer's mm that records each invalidate_range_start() and _end()
+ * (an earlier registration and its records go); reading lists them in
+ * order, "s START END EVENT" or "e START END EVENT" each, then "lost N"
+ * for those past FR_REC_MAX; 0 unregisters.
+ */
+#define FR_REC_MAX	64
+
+static struct {
+	char kind;
+	u8 event;
+	unsigned long start, end;
+} fr_rec[FR_REC_MAX];
+static unsigned int fr_rec_n, fr_rec_lost;
+static DEFINE_SPINLOCK(fr_rec_lock);
+
+static void fr_rec_add(char kind, const struct mmu_notifier_range *range)
+{
+	spin_lock(&fr_rec_lock);
+	if (fr_rec_n < FR_REC_MAX) {
+		fr_rec[fr_rec_n].kind = kind;
+		fr_rec[fr_rec_n].event = range->event;
+		fr_rec[fr_rec_n].start = range->start;
+		fr_rec[fr_rec_n].end = range->end;
+		fr_rec_n++;
+	} else {
+		fr_rec_lost++;
+	}
+	spin_unlock(&fr_rec_lock);
+}
+
+static int fr_rec_start(struct mmu_notifier *mn,
+			const struct mmu_notifier_range *range)
+{
+	fr_rec_add('s', range);
+	return 0;
+}
+
+static void fr_rec_end(struct mmu_notifier *mn,
+		       const struct mmu_notifier_range *range)
+{
+	fr_rec_add('e', range);
+}
+
+static const struct mmu_notifier_ops fr_rec_mn_ops = {
+	.invalidate_range_start = fr_rec_start,
+	.invalidate_range_end = fr_rec_end,
+};
+
+static void fr_rec_reset(void)
+{
+	spin_lock(&fr_rec_lock);
+	fr_rec_n = 0;
+	fr_rec_lost = 0;
+	spin_unlock(&fr_rec_lock);
+}
+
+static struct fr_mn_hook fr_rec_hook = {
+	.mn.ops = &fr_rec_mn_ops,
+	.reset = fr_rec_reset,
+};
+
+static int fr_set_record(const char *val, const struct kernel_param *kp)
+{
+	return fr_mn_set(&fr_rec_hook, val);
+}
+
+static int fr_get_record(char *buf, const struct kernel_param *kp)
+{
+	unsigned int i;
+	int n = 0;
+
+	spin_lock(&fr_rec_lock);
+	for (i = 0; i < fr_rec_n; i++)
+		n += sysfs_emit_at(buf, n, "%c %#lx %#lx %u\n", fr_rec[i].kind,
+				   fr_rec[i].start, fr_rec[i].end,
+				   fr_rec[i].event);
+	n += sysfs_emit_at(buf, n, "lost %u\n", fr_rec_lost);
+	spin_unlock(&fr_rec_lock);
+	return n;
+}
+
+static const struct kernel_param_ops fr_record_ops = {
+	.set = fr_set_record,
+	.get = fr_get_record,
+};
+module_param_cb(record_invalidations, &fr_record_ops, NULL, 0600);
+MODULE_PARM_DESC(record_invalidations,
+		 "1: record the mmu notifier invalidations of the writer's mm (read: the list), 0: stop (tests only)");
+
 #if defined(FR_HAVE_MMU_NOTIFIER_ARCH_SECONDARY_TLBS)
 /*
  * count_flushes: a TLB flush counter for one process, mremap(2)'s flushes
@@ -231,8 +374,6 @@ void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
  * zeroes the count), reading gives the count, 0 unregisters.
  */
 static atomic_t fr_flush_count = ATOMIC_INIT(0);
-static DEFINE_MUTEX(fr_flush_lock);
-static bool fr_flush_registered;
 
 static void fr_count_flush(struct mmu_notifier *mn, struct mm_struct *mm,
 			   unsigned long start, unsigned long end)
@@ -244,38 +385,19 @@ static const struct mmu_notifier_ops fr_flush_mn_ops = {
 	.arch_invalidate_secondary_tlbs = fr_count_flush,
 };
 
-static struct mmu_notifier fr_flush_mn = {
-	.ops = &fr_flush_mn_ops,
-};
-
-/*
- * Unregistering is safe after the mm's exit too: the exit already took
- * the notifier off the mm, and this only drops the mm's count.
- */
-static void fr_flush_unregister(void)
+static void fr_flush_reset(void)
 {
-	if (fr_flush_registered)
-		mmu_notifier_unregister(&fr_flush_mn, fr_flush_mn.mm);
-	fr_flush_registered = false;
+	atomic_set(&fr_flush_count, 0);
 }
+
+static struct fr_mn_hook fr_flush_hook = {
+	.mn.ops = &fr_flush_mn_ops,
+	.reset = fr_flush_reset,
+};
 
 static int fr_set_count_flushes(const char *val, const struct kernel_param *kp)
 {
-	int n, ret = kstrtoint(val, 0, &n);
-
-	if (ret || (n != 0 && n != 1))
-		return -EINVAL;
-	if (n && !current->mm)
-		return -EINVAL;
-	mutex_lock(&fr_flush_lock);
-	fr_flush_unregister();
-	atomic_set(&fr_flush_count, 0);
-	if (n) {
-		ret = mmu_notifier_register(&fr_flush_mn, current->mm);
-		fr_flush_registered = !ret;
-	}
-	mutex_unlock(&fr_flush_lock);
-	return ret;
+	return fr_mn_set(&fr_flush_hook, val);
 }
 
 static const struct kernel_param_ops fr_count_flushes_ops = {
@@ -286,14 +408,18 @@ module_param_cb(count_flushes, &fr_count_flushes_ops, &fr_flush_count, 0600);
 MODULE_PARM_DESC(count_flushes,
 		 "1: count the TLB flushes of the writer's mm (read: the count), 0: stop (tests only)");
 
-void fr_hooks_exit(void)
+static void fr_flush_exit(void)
 {
-	mutex_lock(&fr_flush_lock);
-	fr_flush_unregister();
-	mutex_unlock(&fr_flush_lock);
+	fr_mn_exit(&fr_flush_hook);
 }
 #else
-void fr_hooks_exit(void)
+static void fr_flush_exit(void)
 {
 }
 #endif
+
+void fr_hooks_exit(void)
+{
+	fr_flush_exit();
+	fr_mn_exit(&fr_rec_hook);
+}

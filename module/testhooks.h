@@ -38,12 +38,11 @@ bool fr_hook_table_alloc_fails(void);
  */
 void fr_hook_prepared(void);
 /*
- * hold_before_flush=1: the next FASTREMAP_IOC_MOVE pass that moved
- * entries stops before its TLB flush, with every lock of the pass held,
- * reads 2 while it waits there, and goes on when 0 is written (or after
- * 10 s).
+ * hold_before_flush=1: the next pass of either ioctl that moved entries
+ * stops before its TLB flush, with every lock of the pass held, reads 2
+ * while it waits there, and goes on when 0 is written (or after 10 s).
  */
-void fr_hook_move_unflushed(void);
+void fr_hook_unflushed(void);
 /* prepare_retries: how often a pass stalled and the move prepared again. */
 void fr_hook_stalled(void);
 /* pass_budget=N: passes of N units instead of @dflt (0: @dflt). */
@@ -66,7 +65,7 @@ static inline void fr_hook_prepared(void)
 {
 }
 
-static inline void fr_hook_move_unflushed(void)
+static inline void fr_hook_unflushed(void)
 {
 }
 

@@ -170,12 +170,12 @@ int t_tlb_probed(const char *fn)
 	return 0;
 }
 
-static int t_tlb_add_probe(const char *fn, const char *where)
+static int t_tlb_add_probe(const char *fn, const char *where, const char *args)
 {
-	char cmd[128];
+	char cmd[160];
 	int ret;
 
-	snprintf(cmd, sizeof(cmd), "p:fr_flush/%s %s%s\n", fn, where, fn);
+	snprintf(cmd, sizeof(cmd), "p:fr_flush/%s %s%s%s\n", fn, where, fn, args);
 	ret = t_write_file(tt.dir, "kprobe_events", cmd, O_APPEND);
 	if (!ret)
 		snprintf(t_tlb_probes[t_tlb_nprobes++], sizeof(t_tlb_probes[0]),
@@ -202,12 +202,17 @@ static int t_tlb_source_begin(void)
 
 	t_tlb_nprobes = 0;
 	t_tlb_set("options/record-cmd", tt.was_cmd, sizeof(tt.was_cmd), "0");
-	ret = t_tlb_add_probe(T_FLUSH_MODULE_FN, "fastremap:");
+	/*
+	 * Its range too: fr_arch_flush_moved(vma, start, end), out of line
+	 * and not cloned (module/arch.h), so x1 and x2 hold them at entry.
+	 */
+	ret = t_tlb_add_probe(T_FLUSH_MODULE_FN, "fastremap:",
+			      " start=%x1:x64 end=%x2:x64");
 	if (ret)
 		return t_tlb_fail(ret, "no kprobe on the module's flush (fastremap:"
 				  T_FLUSH_MODULE_FN ")");
 	for (size_t i = 0; i < ARRAY_SIZE(t_flush_kfns); i++)
-		t_tlb_add_probe(t_flush_kfns[i], "");
+		t_tlb_add_probe(t_flush_kfns[i], "", "");
 	ret = t_tlb_arm(1);
 	if (!ret && tt.o.arm_per_count)
 		ret = t_tlb_arm(0);
@@ -439,6 +444,37 @@ static const char *t_tlb_line_reason(char *ev)
 	return r;
 }
 
+/*
+ * What one event covered, into out (struct t_tlb_counts): x86's
+ * "pages:N", arm64's "start=0x... end=0x..." of the module's flush.
+ */
+static void t_tlb_range(struct t_tlb_counts *out, const char *name, const char *ev)
+{
+	const char *a = strstr(ev, name ? " start=" : " pages:");
+	const char *b = name ? strstr(ev, " end=") : NULL;
+	unsigned long start, end;
+	long pages;
+
+	if (!a)
+		return;
+	if (!name) {
+		pages = strtol(a + 7, NULL, 10);
+		if (pages < 0)
+			out->full_flushes++;
+		else if (pages > out->max_pages)
+			out->max_pages = pages;
+		return;
+	}
+	if (strcmp(name, T_FLUSH_MODULE_FN) || !b)
+		return;
+	start = strtoul(a + 7, NULL, 0);
+	end = strtoul(b + 5, NULL, 0);
+	if (!out->mod_end || start < out->mod_start)
+		out->mod_start = start;
+	if (end > out->mod_end)
+		out->mod_end = end;
+}
+
 /* Events the ring buffer dropped since it was cleared (per-CPU overruns). */
 static long t_tlb_lost(void)
 {
@@ -485,6 +521,7 @@ static int t_tlb_read(struct t_tlb_counts *out)
 				continue;
 			}
 		}
+		t_tlb_range(out, name, ev);
 		/* arm64: the probed function is the reason. */
 		(*t_tlb_slot(out, name ? name : t_tlb_line_reason(ev)))++;
 		out->total++;

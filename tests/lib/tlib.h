@@ -381,6 +381,15 @@ struct t_tlb_counts {
 		char reason[48];
 		int count;
 	} r[T_TLB_REASONS];
+	/*
+	 * What the counted flushes covered. x86: the most pages one event
+	 * named ("pages:N"), and how many named all (a full flush, -1).
+	 * arm64: the lowest start and the highest end the module's flush was
+	 * called with (its kprobe's fetch arguments), 0 and 0 if never.
+	 */
+	long max_pages;
+	int full_flushes;
+	unsigned long mod_start, mod_end;
 };
 
 /*
