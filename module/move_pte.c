@@ -186,7 +186,8 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 	 */
 	if (pte_write(pte))
 		pte = pte_mkdirty(pte);
-	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	fr_arch_set_pte(b->mm, dst, dst_pte,
+			FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
 	if (locked)
 		folio_unlock(folio);
 	fr_move_moved(b, src, PAGE_SIZE, &b->stats.pte);
@@ -269,7 +270,8 @@ static noinline int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma
 		}
 	}
 	pte = ptep_get_and_clear(b->mm, src, src_pte);
-	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	fr_arch_set_pte(b->mm, dst, dst_pte,
+			FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
 	if (folio) {
 		folio_unlock(folio);
 		folio_put(folio);
@@ -339,7 +341,8 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	/* As in fr_move_present(): a writable entry moves dirty. */
 	if (pmd_write(pmd))
 		pmd = pmd_mkdirty(pmd);
-	set_pmd_at(b->mm, dst, dst_pmd, fr_moved_pmd(pmd));
+	set_pmd_at(b->mm, dst, dst_pmd,
+		   FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pmd : fr_moved_pmd(pmd));
 	folio_unlock(folio);
 	fr_move_moved(b, src, PMD_SIZE, &b->stats.thp);
 out:

@@ -271,7 +271,8 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
 			fr_call(pgtable_trans_huge_deposit, m->mm, new_pmd,
 				pgtable);
 		}
-		set_pmd_at(m->mm, new_addr, new_pmd, fr_moved_pmd(pmd));
+		set_pmd_at(m->mm, new_addr, new_pmd,
+			   FR_MUTANT(NO_SOFT_DIRTY) ? pmd : fr_moved_pmd(pmd));
 		moved = true;
 	}
 	fr_unlock2(old_ptl, new_ptl);
@@ -351,7 +352,8 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 		pte = ptep_get_and_clear(m->mm, old_addr, old_pte);
 		if (FR_MUTANT(NO_DIRTY) && pte_present(pte))
 			pte = pte_mkclean(pte);
-		fr_arch_set_pte(m->mm, new_addr, new_pte, fr_moved_pte(pte));
+		fr_arch_set_pte(m->mm, new_addr, new_pte,
+				FR_MUTANT(NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
 		n++;
 	}
 	fr_unlock2(old_ptl, new_ptl);
@@ -654,7 +656,6 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,
 		    unsigned long end, struct fr_pt_stats *stats)
 {
-	if (!FR_MUTANT(NO_FLUSH))
-		fr_arch_flush_mm_range(mm, start, end);
+	fr_arch_flush_mm_range(mm, start, end);
 	stats->flushes++;
 }
