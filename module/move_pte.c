@@ -78,6 +78,15 @@ bool fr_move_thp_stuck(pmd_t pmd)
  * Counts a move of @size bytes from @src in @counter, and widens the span
  * of sources the pass flushes.
  */
+/* MOVE's pairs: the move_lock_unordered mutant takes the source's first. */
+static inline void fr_move_lock2(spinlock_t *src_ptl, spinlock_t *dst_ptl)
+{
+	if (FR_MUTANT(MOVE_LOCK_UNORDERED))
+		fr_lock2_unordered(src_ptl, dst_ptl);
+	else
+		fr_lock2(src_ptl, dst_ptl);
+}
+
 static void fr_move_moved(struct fr_batch *b, unsigned long src,
 			  unsigned long size, u64 *counter)
 {
@@ -296,7 +305,7 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	int ret = 0;
 	pmd_t pmd;
 
-	fr_lock2(src_ptl, dst_ptl);
+	fr_move_lock2(src_ptl, dst_ptl);
 	pmd = *src_pmd;
 	if (!pmd_present(pmd) || !pmd_leaf(pmd) || !pmd_none(*dst_pmd)) {
 		ret = FR_RETRY;
@@ -399,7 +408,7 @@ noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(struct fr_b
 	 */
 	dst_ptl = pte_lockptr(b->mm, &dpmd);
 	src_ptl = pmd_none(spmd) ? dst_ptl : pte_lockptr(b->mm, &spmd);
-	fr_lock2(src_ptl, dst_ptl);
+	fr_move_lock2(src_ptl, dst_ptl);
 	if (!pmd_same(dpmd, READ_ONCE(*dst_pmd)) ||
 	    (!pmd_none(spmd) && !pmd_same(spmd, READ_ONCE(*src_pmd)))) {
 		ret = FR_RETRY;

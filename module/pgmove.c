@@ -175,11 +175,25 @@ static pmd_t *fr_new_pmd(struct fr_reloc *m, enum fr_mode mode, pud_t *pud,
  */
 void fr_lock2(spinlock_t *a, spinlock_t *b)
 {
-	if (a > b && !FR_MUTANT(LOCK_UNORDERED))
+	if (a > b)
 		swap(a, b);
+	fr_lock2_unordered(a, b);
+}
+
+void fr_lock2_unordered(spinlock_t *a, spinlock_t *b)
+{
 	spin_lock(a);
 	if (b != a)
 		spin_lock_nested(b, SINGLE_DEPTH_NESTING);
+}
+
+/* REMAP's pairs: the lock_unordered mutant takes the source's first. */
+static inline void fr_reloc_lock2(spinlock_t *old_ptl, spinlock_t *new_ptl)
+{
+	if (FR_MUTANT(LOCK_UNORDERED))
+		fr_lock2_unordered(old_ptl, new_ptl);
+	else
+		fr_lock2(old_ptl, new_ptl);
 }
 
 void fr_unlock2(spinlock_t *a, spinlock_t *b)
@@ -207,7 +221,7 @@ static void fr_reloc_pud(struct fr_reloc *m, pud_t *old_pud, pud_t *new_pud)
 
 	old_ptl = pud_lockptr(m->mm, old_pud);
 	new_ptl = pud_lockptr(m->mm, new_pud);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	pud = *old_pud;
 	pud_clear(old_pud);
 	fr_arch_pud_move(m->mm, new_pud, pud);
@@ -229,7 +243,7 @@ static bool fr_reloc_pmd_table(struct fr_reloc *m, pmd_t *old_pmd,
 
 	old_ptl = pmd_lockptr(m->mm, old_pmd);
 	new_ptl = pmd_lockptr(m->mm, new_pmd);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	/* Re-check under the lock, as mm/mremap.c does since 2024. */
 	pmd = *old_pmd;
 	if (pmd_present(pmd) && !pmd_leaf(pmd) && pmd_none(*new_pmd)) {
@@ -256,7 +270,7 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
 
 	old_ptl = pmd_lockptr(m->mm, old_pmd);
 	new_ptl = pmd_lockptr(m->mm, new_pmd);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	if (fr_pmd_is_huge(*old_pmd) && pmd_none(*new_pmd)) {
 		pmd = pmdp_huge_get_and_clear(m->mm, old_addr, old_pmd);
 		/*
@@ -318,7 +332,7 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 	 */
 	old_ptl = pte_lockptr(m->mm, &pmdval);
 	new_ptl = pte_lockptr(m->mm, new_pmd);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	/* The table may have been retracted before we took its lock. */
 	if (!pmd_same(pmdval, READ_ONCE(*old_pmd))) {
 		fr_unlock2(old_ptl, new_ptl);

@@ -91,6 +91,8 @@ static inline pmd_t fr_moved_pmd(pmd_t pmd)
  * kernel's takes such a pair (pgmove.c says why); either may be the other.
  */
 void fr_lock2(spinlock_t *a, spinlock_t *b);
+/* The pair taken @a first: make check-mutants' lock order mutants only. */
+void fr_lock2_unordered(spinlock_t *a, spinlock_t *b);
 void fr_unlock2(spinlock_t *a, spinlock_t *b);
 
 /* One range TLB flush for entries moved out of [start, end); no table freed. */

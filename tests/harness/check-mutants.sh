@@ -352,9 +352,10 @@ while IFS=$'\t' read -r m lane kind secs what want; do
 	echo "| $m | $(describe "$m") | $lane | $kind | $secs | $what | $want |"
 done <"$results/table" | tee "$results/table.md"
 count() { awk -F'\t' -v k="$1" '$3 == k' "$results/table" | wc -l; }
-k=$(count killed) ke=$(count killed-elsewhere) e=$(count equivalent) n=$(wc -l <"$results/table")
-echo "# $k killed by their case, $ke killed elsewhere, $e equivalent," \
-	"$((n - k - ke - e)) survived or not judged, of $n mutant runs"
+k=$(count killed) ke=$(count killed-elsewhere) e=$(count equivalent) p=$(count planted)
+n=$(wc -l <"$results/table")
+echo "# $k killed by their case, $ke killed elsewhere, $e equivalent,${build_only:+ $p planted (not booted),}" \
+	"$((n - k - ke - e - p)) survived or not judged, of $n mutant runs"
 if [ "$k" = 0 ] && [ -z "$build_only" ]; then
 	fr_log "nothing was killed"
 	fail=1
