@@ -213,6 +213,21 @@ static int held_child(void)
 	double t0;
 
 	t_pin_cpu(0);
+	/*
+	 * During the hold mmap_lock is held for write, and on a kernel
+	 * without per-VMA locks any fault of this thread would wait for it
+	 * (until the hold gives up): every call made then is made once
+	 * before, and every page this forked child has is made present and
+	 * its own (mlockall), before the source is mapped.
+	 */
+	if (pthread_create(&tf, NULL, held_faulter, NULL))
+		return 2;
+	if (hold_state() != 0 || t_write_str(HOLD, "0") || t_now() < 0)
+		return 2;
+	usleep(1);
+	sched_yield();
+	if (mlockall(MCL_CURRENT))
+		return 2;
 	held_src = t_map_aligned(HLEN, SZ_2M, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	held_dst = t_pick(HLEN, SZ_2M, &b);
@@ -224,16 +239,6 @@ static int held_child(void)
 		if (k != 1)
 			t_pattern_page((uint64_t *)(held_src + k * PG), 82, k);
 	held_page = held_src + PG;
-	/*
-	 * During the hold mmap_lock is held for write, and on a kernel
-	 * without per-VMA locks any fault of this thread would wait for it:
-	 * every call made then is made once before.
-	 */
-	if (hold_state() != 0 || t_write_str(HOLD, "0") || t_now() < 0)
-		return 2;
-	usleep(1);
-	if (pthread_create(&tf, NULL, held_faulter, NULL))
-		return 2;
 	if (t_write_str(HOLD, "1") || pthread_create(&tm, NULL, held_mover, NULL))
 		return 2;
 	t0 = t_now();
