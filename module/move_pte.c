@@ -78,6 +78,15 @@ bool fr_move_thp_stuck(pmd_t pmd)
  * Counts a move of @size bytes from @src in @counter, and widens the span
  * of sources the pass flushes.
  */
+/* MOVE's pairs: the move_lock_unordered mutant takes the source's first. */
+static inline void fr_move_lock2(spinlock_t *src_ptl, spinlock_t *dst_ptl)
+{
+	if (FR_MUTANT(MOVE_LOCK_UNORDERED))
+		fr_lock2_unordered(src_ptl, dst_ptl);
+	else
+		fr_lock2(src_ptl, dst_ptl);
+}
+
 static void fr_move_moved(struct fr_batch *b, unsigned long src,
 			  unsigned long size, u64 *counter)
 {
@@ -186,7 +195,8 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 	 */
 	if (pte_write(pte))
 		pte = pte_mkdirty(pte);
-	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	fr_arch_set_pte(b->mm, dst, dst_pte,
+			FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
 	if (locked)
 		folio_unlock(folio);
 	fr_move_moved(b, src, PAGE_SIZE, &b->stats.pte);
@@ -269,7 +279,8 @@ static noinline int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma
 		}
 	}
 	pte = ptep_get_and_clear(b->mm, src, src_pte);
-	fr_arch_set_pte(b->mm, dst, dst_pte, fr_moved_pte(pte));
+	fr_arch_set_pte(b->mm, dst, dst_pte,
+			FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
 	if (folio) {
 		folio_unlock(folio);
 		folio_put(folio);
@@ -294,7 +305,7 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	int ret = 0;
 	pmd_t pmd;
 
-	fr_lock2(src_ptl, dst_ptl);
+	fr_move_lock2(src_ptl, dst_ptl);
 	pmd = *src_pmd;
 	if (!pmd_present(pmd) || !pmd_leaf(pmd) || !pmd_none(*dst_pmd)) {
 		ret = FR_RETRY;
@@ -339,7 +350,8 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	/* As in fr_move_present(): a writable entry moves dirty. */
 	if (pmd_write(pmd))
 		pmd = pmd_mkdirty(pmd);
-	set_pmd_at(b->mm, dst, dst_pmd, fr_moved_pmd(pmd));
+	set_pmd_at(b->mm, dst, dst_pmd,
+		   FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pmd : fr_moved_pmd(pmd));
 	folio_unlock(folio);
 	fr_move_moved(b, src, PMD_SIZE, &b->stats.thp);
 out:
@@ -396,7 +408,7 @@ noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(struct fr_b
 	 */
 	dst_ptl = pte_lockptr(b->mm, &dpmd);
 	src_ptl = pmd_none(spmd) ? dst_ptl : pte_lockptr(b->mm, &spmd);
-	fr_lock2(src_ptl, dst_ptl);
+	fr_move_lock2(src_ptl, dst_ptl);
 	if (!pmd_same(dpmd, READ_ONCE(*dst_pmd)) ||
 	    (!pmd_none(spmd) && !pmd_same(spmd, READ_ONCE(*src_pmd)))) {
 		ret = FR_RETRY;

@@ -175,11 +175,25 @@ static pmd_t *fr_new_pmd(struct fr_reloc *m, enum fr_mode mode, pud_t *pud,
  */
 void fr_lock2(spinlock_t *a, spinlock_t *b)
 {
-	if (a > b && !FR_MUTANT(LOCK_UNORDERED))
+	if (a > b)
 		swap(a, b);
+	fr_lock2_unordered(a, b);
+}
+
+void fr_lock2_unordered(spinlock_t *a, spinlock_t *b)
+{
 	spin_lock(a);
 	if (b != a)
 		spin_lock_nested(b, SINGLE_DEPTH_NESTING);
+}
+
+/* REMAP's pairs: the lock_unordered mutant takes the source's first. */
+static inline void fr_reloc_lock2(spinlock_t *old_ptl, spinlock_t *new_ptl)
+{
+	if (FR_MUTANT(LOCK_UNORDERED))
+		fr_lock2_unordered(old_ptl, new_ptl);
+	else
+		fr_lock2(old_ptl, new_ptl);
 }
 
 void fr_unlock2(spinlock_t *a, spinlock_t *b)
@@ -207,7 +221,7 @@ static void fr_reloc_pud(struct fr_reloc *m, pud_t *old_pud, pud_t *new_pud)
 
 	old_ptl = pud_lockptr(m->mm, old_pud);
 	new_ptl = pud_lockptr(m->mm, new_pud);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	pud = *old_pud;
 	pud_clear(old_pud);
 	fr_arch_pud_move(m->mm, new_pud, pud);
@@ -229,7 +243,7 @@ static bool fr_reloc_pmd_table(struct fr_reloc *m, pmd_t *old_pmd,
 
 	old_ptl = pmd_lockptr(m->mm, old_pmd);
 	new_ptl = pmd_lockptr(m->mm, new_pmd);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	/* Re-check under the lock, as mm/mremap.c does since 2024. */
 	pmd = *old_pmd;
 	if (pmd_present(pmd) && !pmd_leaf(pmd) && pmd_none(*new_pmd)) {
@@ -256,7 +270,7 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
 
 	old_ptl = pmd_lockptr(m->mm, old_pmd);
 	new_ptl = pmd_lockptr(m->mm, new_pmd);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	if (fr_pmd_is_huge(*old_pmd) && pmd_none(*new_pmd)) {
 		pmd = pmdp_huge_get_and_clear(m->mm, old_addr, old_pmd);
 		/*
@@ -271,7 +285,8 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
 			fr_call(pgtable_trans_huge_deposit, m->mm, new_pmd,
 				pgtable);
 		}
-		set_pmd_at(m->mm, new_addr, new_pmd, fr_moved_pmd(pmd));
+		set_pmd_at(m->mm, new_addr, new_pmd,
+			   FR_MUTANT(NO_SOFT_DIRTY) ? pmd : fr_moved_pmd(pmd));
 		moved = true;
 	}
 	fr_unlock2(old_ptl, new_ptl);
@@ -317,7 +332,7 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 	 */
 	old_ptl = pte_lockptr(m->mm, &pmdval);
 	new_ptl = pte_lockptr(m->mm, new_pmd);
-	fr_lock2(old_ptl, new_ptl);
+	fr_reloc_lock2(old_ptl, new_ptl);
 	/* The table may have been retracted before we took its lock. */
 	if (!pmd_same(pmdval, READ_ONCE(*old_pmd))) {
 		fr_unlock2(old_ptl, new_ptl);
@@ -351,7 +366,8 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 		pte = ptep_get_and_clear(m->mm, old_addr, old_pte);
 		if (FR_MUTANT(NO_DIRTY) && pte_present(pte))
 			pte = pte_mkclean(pte);
-		fr_arch_set_pte(m->mm, new_addr, new_pte, fr_moved_pte(pte));
+		fr_arch_set_pte(m->mm, new_addr, new_pte,
+				FR_MUTANT(NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
 		n++;
 	}
 	fr_unlock2(old_ptl, new_ptl);
@@ -655,7 +671,6 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
 void fr_flush_moved(struct mm_struct *mm, unsigned long start,
 		    unsigned long end, struct fr_pt_stats *stats)
 {
-	if (!FR_MUTANT(NO_FLUSH))
-		fr_arch_flush_mm_range(mm, start, end);
+	fr_arch_flush_mm_range(mm, start, end);
 	stats->flushes++;
 }

@@ -11,7 +11,6 @@
 #define FASTREMAP_PGMOVE_H
 
 #include <linux/mm.h>
-#include "mutant.h"
 
 struct fr_pt_stats {
 	u64 pud;	/* whole PUD entries (tables of PMDs) moved */
@@ -67,8 +66,6 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte);
  */
 static inline pte_t fr_moved_pte(pte_t pte)
 {
-	if (FR_MUTANT(NO_SOFT_DIRTY))
-		return pte;
 #ifdef CONFIG_MEM_SOFT_DIRTY
 	if (pte_present(pte))
 		pte = pte_mksoft_dirty(pte);
@@ -80,8 +77,6 @@ static inline pte_t fr_moved_pte(pte_t pte)
 
 static inline pmd_t fr_moved_pmd(pmd_t pmd)
 {
-	if (FR_MUTANT(NO_SOFT_DIRTY))
-		return pmd;
 #ifdef CONFIG_MEM_SOFT_DIRTY
 	if (pmd_present(pmd))
 		pmd = pmd_mksoft_dirty(pmd);
@@ -96,6 +91,8 @@ static inline pmd_t fr_moved_pmd(pmd_t pmd)
  * kernel's takes such a pair (pgmove.c says why); either may be the other.
  */
 void fr_lock2(spinlock_t *a, spinlock_t *b);
+/* The pair taken @a first: make check-mutants' lock order mutants only. */
+void fr_lock2_unordered(spinlock_t *a, spinlock_t *b);
 void fr_unlock2(spinlock_t *a, spinlock_t *b);
 
 /* One range TLB flush for entries moved out of [start, end); no table freed. */

@@ -22,11 +22,19 @@
  * (a write through a stale TLB entry for a moved source would land in
  * the moved page).
  *
+ * First, two calls on one open file, made deterministic with the
+ * test-only hold_before_flush: thread A's batch, in passes of one page,
+ * stops before its first flush; thread B's batch on the same file starts
+ * meanwhile, reads its vector and waits for mmap_lock. A's later passes
+ * must still read A's vector, not B's (a vector buffer kept per file is
+ * one call's at a time), and each batch must move its own pages.
+ *
  * Usage: t_move_threads [SEED [BATCHES]]
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include "tlib.h"
 
 #define HEAP		(4 * SZ_1M)
@@ -55,6 +63,149 @@ static atomic_long first_bad_page = -1;
 static uint64_t rnd(uint64_t *s, uint64_t n)
 {
 	return t_xorshift64(s) % n;
+}
+
+#define SV_HOLD		"/sys/module/fastremap/parameters/hold_before_flush"
+#define SV_N		16	/* moves per call: more than fit on the stack */
+#define SV_PAGES	(4 * SV_N)
+
+static struct fastremap_move_vec sv_vec[2][SV_N];
+static struct fastremap_move sv_res[2];
+static atomic_int sv_go[2], sv_ret[2], sv_err[2], sv_tid[2];
+
+static int sv_hold_state(void)
+{
+	char b[16];
+
+	return t_read_str(SV_HOLD, b, sizeof(b)) ? -1 : atoi(b);
+}
+
+/* Thread A (0) or B (1): its batch on the shared file when told. */
+static void *sv_caller(void *arg)
+{
+	int k = (int)(uintptr_t)arg;
+
+	atomic_store(&sv_tid[k], (int)syscall(SYS_gettid));
+	while (!atomic_load(&sv_go[k]))
+		sched_yield();
+	atomic_store(&sv_ret[k], t_move(fd, sv_vec[k], SV_N, 0, &sv_res[k]));
+	atomic_store(&sv_err[k], errno);
+	return NULL;
+}
+
+/* Whether thread @tid sleeps uninterruptibly (B waiting for mmap_lock). */
+static int sv_sleeping(int tid)
+{
+	char path[64], b[256], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (t_read_str(path, b, sizeof(b)))
+		return 0;
+	p = strrchr(b, ')');
+	return p && p[1] == ' ' && p[2] == 'D';
+}
+
+/*
+ * A's batch moves pages 0..SV_N-1 to the holes 2*SV_N.., B's the next
+ * SV_N pages to the holes after those; B calls while A is held.
+ */
+static void shared_vec_case(void)
+{
+	const char *d = "a second call on the file while the first is held keeps the "
+			"first call's vector";
+	static uint64_t want[SV_PAGES];
+	pthread_t t[2];
+	struct t_area a;
+	const char *why = "";
+	int held = 0, blocked = 0, started = 0;
+	long bad;
+	double t0;
+	char *h;
+
+	if (sv_hold_state() < 0) {
+		tap_ok(0, "%s: no test hook hold_before_flush (a test build of the module)", d);
+		return;
+	}
+	h = t_map_aligned(SV_PAGES * PG, SZ_2M, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
+	if (!h || madvise(h, SV_PAGES * PG, MADV_NOHUGEPAGE)) {
+		tap_ok(0, "%s: map", d);
+		return;
+	}
+	for (size_t i = 0; i < SV_PAGES; i++)
+		want[i] = 0;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < SV_N; i++) {
+			size_t src = k * SV_N + i, dst = 2 * SV_N + k * SV_N + i;
+
+			want[dst] = t_tag(seed ^ 0x5ec, src);
+			t_tag_fill(h + src * PG, want[dst]);
+			sv_vec[k][i] = (struct fastremap_move_vec){
+				(uintptr_t)h + src * PG, (uintptr_t)h + dst * PG, PG };
+		}
+	/*
+	 * Nothing that may fault during the hold (mmap_lock is held for
+	 * write): every call made then is made once before, and B's vector
+	 * and result are written above.
+	 */
+	memset(sv_res, 0, sizeof(sv_res));
+	t_move(fd, sv_vec[0], 0, 0, &sv_res[0]);
+	(void)sv_sleeping((int)syscall(SYS_gettid));
+	if (t_mv_set_pass(1) || t_write_str(SV_HOLD, "0") || t_now() < 0) {
+		tap_ok(0, "%s: set move_pass_pages", d);
+		goto out;
+	}
+	for (int k = 0; k < 2; k++)
+		if (pthread_create(&t[k], NULL, sv_caller, (void *)(uintptr_t)k)) {
+			tap_ok(0, "%s: pthread_create", d);
+			goto out;
+		}
+	started = 1;
+	while (!atomic_load(&sv_tid[0]) || !atomic_load(&sv_tid[1]))
+		sched_yield();
+	if (t_write_str(SV_HOLD, "1"))
+		goto release;
+	atomic_store(&sv_go[0], 1);
+	t0 = t_now();
+	while (!(held = sv_hold_state() == 2) && t_now() < t0 + 8)
+		usleep(1000);
+	if (!held)
+		goto release;
+	atomic_store(&sv_go[1], 1);
+	t0 = t_now();
+	while (!(blocked = sv_sleeping(atomic_load(&sv_tid[1]))) && t_now() < t0 + 4)
+		usleep(1000);
+	/* B has read its vector: it sleeps on the lock A's call holds. */
+	usleep(20000);
+release:
+	t_write_str(SV_HOLD, "0");
+	atomic_store(&sv_go[0], 1);
+	atomic_store(&sv_go[1], 1);
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	started = 0;
+	bad = t_mv_verify(h, SV_PAGES, want, &why);
+	tap_diag("A: %s, done %llu, %llu flushes; B: %s, done %llu; held %d, B blocked %d",
+		 atomic_load(&sv_ret[0]) ? strerror(atomic_load(&sv_err[0])) : "ok",
+		 (unsigned long long)sv_res[0].done, (unsigned long long)sv_res[0].tlb_flushes,
+		 atomic_load(&sv_ret[1]) ? strerror(atomic_load(&sv_err[1])) : "ok",
+		 (unsigned long long)sv_res[1].done, held, blocked);
+	if (bad >= 0)
+		tap_diag("page %ld: %s", bad, why);
+	tap_ok(held && blocked && !atomic_load(&sv_ret[0]) && !atomic_load(&sv_ret[1]) &&
+	       sv_res[0].done == SV_N && sv_res[1].done == SV_N && bad < 0,
+	       "%s (A %s, B %s, every page where its own batch put it: %s)", d,
+	       held ? "held before its flush" : "never held",
+	       blocked ? "called during the hold" : "never waited", bad < 0 ? "yes" : "no");
+out:
+	if (started)
+		for (int k = 0; k < 2; k++) {
+			atomic_store(&sv_go[k], 1);
+			pthread_join(t[k], NULL);
+		}
+	t_write_str(SV_HOLD, "0");
+	t_mv_set_pass(0);
+	t_release(&a);
 }
 
 static void report_bad(size_t i, const char *what)
@@ -232,6 +383,7 @@ int main(int argc, char **argv)
 		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
 		return tap_done();
 	}
+	shared_vec_case();
 	why = t_swap_setup();
 	swap_on = !*why;
 	if (!swap_on)

@@ -34,6 +34,25 @@ fr_prepare() {
 # The test programs of a kind (host or vm), in their order (tests/programs).
 fr_programs() { awk -v k="$1" '$1 == k { print $2 }' "$FR_TOP/tests/programs"; }
 
+# The options the guests of the test suite boot with, beyond vm-run.sh's
+# own (run.sh and check-mutants.sh, which must boot as run.sh does). The
+# tlb:tlb_flush event (t_remap_tlb counts flushes with it) is enabled
+# at boot, before the second CPU runs, and never toggled after: on 7.2
+# under QEMU TCG, turning any tracepoint on or off at run time (text
+# patching through int3) can end in "Oops: int3", with or without this
+# module loaded. record-cmd stays off, or enabling an event would hook
+# sched_switch as well. Scheduler statistics (t_remap_latency reads
+# block_max) are a static key too: on from boot, so the test's write of
+# the sysctl changes nothing (6.12 under TCG oopsed in int3 when it did).
+# arm64 has no tlb:tlb_flush event (t_remap_tlb counts another way there).
+fr_vm_append() {
+	if fr_is_arm64; then
+		echo "schedstats=enable"
+	else
+		echo "trace_event=tlb:tlb_flush trace_options=norecord-cmd schedstats=enable"
+	fi
+}
+
 # Guest kernel-log lines that fail a test or benchmark run.
 FR_BAD_LOG='BUG:|WARNING:|Oops|bad page|general protection|possible circular locking|possible recursive locking|inconsistent lock state|KASAN|UBSAN|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu.*stall|Call Trace:|kernel BUG'
 

@@ -35,20 +35,9 @@ results="$FR_BUILD/results"
 rm -rf "$results"
 mkdir -p "$results"
 
-# The tlb:tlb_flush event (t_remap_tlb counts flushes with it) is enabled
-# at boot, before the second CPU runs, and never toggled after: on 7.2
-# under QEMU TCG, turning any tracepoint on or off at run time (text
-# patching through int3) can end in "Oops: int3", with or without this
-# module loaded. record-cmd stays off, or enabling an event would hook
-# sched_switch as well. Scheduler statistics (t_remap_latency reads
-# block_max) are a static key too: on from boot, so the test's write of
-# the sysctl changes nothing (6.12 under TCG oopsed in int3 when it did).
-# arm64 has no tlb:tlb_flush event (t_remap_tlb counts another way there).
-if fr_is_arm64; then
-	export FASTREMAP_VM_APPEND="schedstats=enable"
-else
-	export FASTREMAP_VM_APPEND="trace_event=tlb:tlb_flush trace_options=norecord-cmd schedstats=enable"
-fi
+# The guests' kernel command line (common.sh says why each option).
+FASTREMAP_VM_APPEND=$(fr_vm_append)
+export FASTREMAP_VM_APPEND
 
 # The long mode (make check-long): the reliability programs with larger
 # counts and fresh random seeds (each printed, to replay what it finds).
