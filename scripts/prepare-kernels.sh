@@ -21,10 +21,17 @@ host_updates() {
 		awk -v s="$1" 'index($1, s "-") == 1 { print "deb", $2, $1, $3 }' | sort -u
 }
 
+# make_chroot SUITE [SOURCE_LINE...]: the update sources given, else this
+# machine's own of SUITE.
 make_chroot() {
 	local suite=$1 dir tmp mirror extra=()
+	shift
 	dir=$(fr_chroot_dir "$suite")
-	mapfile -t extra < <(host_updates "$suite")
+	if [ $# -gt 0 ]; then
+		extra=("$@")
+	else
+		mapfile -t extra < <(host_updates "$suite")
+	fi
 	if [ -f "$dir/.fastremap-ready" ]; then
 		# Chroots made before the host's update sources were added get
 		# them now, and the kernel headers they bring.
@@ -189,6 +196,27 @@ make_arm64() {
 	fi
 }
 
+# Debian 11's kernel (5.10) is updated only in bullseye-security, which
+# this machine's apt does not list: its URI is the one this machine reads
+# bookworm-security from.
+bullseye_security() {
+	local uri
+	uri=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 2>/dev/null |
+		awk '$1 == "bookworm-security" { print $2; exit }')
+	[ -n "$uri" ] || fr_die "bullseye: no bookworm-security source in the apt configuration to derive bullseye-security from"
+	printf 'deb %s bullseye-security main\n' "${uri%/}"
+}
+
+# bullseye's chroot, with its security updates: there its 5.10 kernel
+# lives (linux-image-amd64, the metapackage), built by gcc-10.
+make_bullseye() {
+	local sec
+	sec=$(bullseye_security)
+	make_chroot bullseye "$sec"
+	fr_in_root bullseye dpkg-query -W -f='${Version}\n' linux-headers-amd64 >/dev/null 2>&1 ||
+		fr_die "bullseye: linux-headers-amd64 is not in bullseye or bullseye-security any more"
+}
+
 # arm64: the chroot the test programs are built in, whatever the suites.
 if fr_is_arm64; then
 	make_chroot "$FR_ARM64_PROGRAMS_ROOT"
@@ -206,6 +234,7 @@ for s in $FR_SUITES; do
 		[ -n "$(fr_kver /)" ] && [ -d "/lib/modules/$(fr_kver /)/build" ] ||
 			fr_die "bookworm kernel or headers missing: run scripts/deps.sh"
 		;;
+	bullseye) make_bullseye ;;
 	*) make_chroot "$s" ;;
 	esac
 	fr_is_arm64 && make_arm64 "$s"
