@@ -68,7 +68,8 @@ static bool fr_vma_supported(struct vm_area_struct *vma)
 	if (FR_MUTANT(DECLINE_SHARED) && vma->vm_file)
 		return false;
 	/* Special mappings (vDSO...) track their address through these. */
-	if (vma->vm_ops && (vma->vm_ops->mremap || vma->vm_ops->may_split))
+	if (vma->vm_ops &&
+	    (vma->vm_ops->mremap || fr_vm_ops_may_split(vma->vm_ops)))
 		return false;
 	return true;
 }
@@ -506,6 +507,9 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 		if (old_len_raw != new_len_raw)
 			return PAGE_ALIGN(old_len_raw) == PAGE_ALIGN(new_len_raw) ?
 			       FR_DECLINE : -EINVAL;
+		/* Its copy_vma() cannot keep the source apart (compat.h). */
+		if (!FR_COPY_VMA_KEEP_SOURCE)
+			return FR_DECLINE;
 	}
 	if (offset_in_page(r->addr))
 		return -EINVAL;
