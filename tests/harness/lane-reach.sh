@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make check-reach: the whole suite, as make check-all runs it (both
+# lanes, full counts), on the kernels beyond make check's three
+# (FR_REACH_SUITES, common.sh): Debian 11's 5.10 (bullseye, its chroot
+# and kernels cached by scripts/prepare-kernels.sh), x86-64 and arm64.
+# REACH_SUITES="..." runs some of them; FASTREMAP_ARCHES="amd64" (or
+# "arm64") one lane.
+set -euo pipefail
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/common.sh"
+export FASTREMAP_SUITES=${REACH_SUITES:-$FR_REACH_SUITES}
+# shellcheck disable=SC2086
+fr_prepare ${FASTREMAP_ARCHES:-amd64 arm64}
+exec "$FR_HARNESS/check-all.sh"
