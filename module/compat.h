@@ -31,7 +31,11 @@
  * with EOPNOTSUPP, absent from INFO, and move_none.c stands in for
  * move*.c (Kbuild). REMAP needs no folio.
  */
-#define FR_MOVE_SUPPORTED IS_ENABLED(FR_HAVE_FOLIO)
+#if defined(FR_HAVE_FOLIO)
+#define FR_MOVE_SUPPORTED 1
+#else
+#define FR_MOVE_SUPPORTED 0
+#endif
 
 /* vma_lookup() (5.14+): find_vma(), if the VMA found contains @addr. */
 #if !defined(FR_HAVE_VMA_LOOKUP)
@@ -57,18 +61,20 @@ static inline bool fr_vm_ops_may_split(const struct vm_operations_struct *ops)
 }
 
 /*
- * kmap_local_page() (5.11+). Before it, kmap_atomic(): the mapping is
- * only written with memcpy() from kernel memory, which never sleeps.
+ * kmap_local_page() (5.11+). Without highmem (x86-64 and arm64, the only
+ * architectures supported) every page has its kernel address already.
  */
 #if !defined(FR_HAVE_KMAP_LOCAL)
+#ifdef CONFIG_HIGHMEM
+#error "fastremap needs kmap_local_page() on a kernel with highmem"
+#endif
 static inline void *kmap_local_page(struct page *page)
 {
-	return kmap_atomic(page);
+	return page_address(page);
 }
 
 static inline void kunmap_local(void *addr)
 {
-	kunmap_atomic(addr);
 }
 #endif
 
@@ -146,7 +152,8 @@ typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
  * that added it reached Debian 12's 6.1 as a backport. Without it (5.10)
  * copy_vma() may merge an unfaulted source into its copy, and mremap(2)
  * of those kernels allows MREMAP_DONTUNMAP on private anonymous VMAs
- * only: there the module declines every MREMAP_DONTUNMAP call.
+ * only: there the module declines MREMAP_DONTUNMAP of any other source,
+ * and of one never faulted (fr_remap_locked()).
  */
 #if defined(FR_HAVE_COPY_VMA_5)
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,

@@ -39,9 +39,10 @@ struct vm_area_struct *fr_copy_vma(struct vm_area_struct **vmap,
 	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks,
 		       keep_source);
 #else
-	/* fr_remap() declines MREMAP_DONTUNMAP on these kernels. */
-	if (WARN_ON_ONCE(keep_source))
-		return NULL;
+	/*
+	 * No keep_source: fr_remap_locked() leaves MREMAP_DONTUNMAP of a
+	 * source this copy_vma() could merge with to mremap(2).
+	 */
 	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks);
 #endif
 }

@@ -39,8 +39,12 @@ static u64 fr_features(void)
 		f |= FASTREMAP_FEAT_PER_VMA_LOCK;
 	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
 		f |= FASTREMAP_FEAT_THP;
-	if (IS_ENABLED(CONFIG_HAVE_MOVE_PUD))
-		f |= FASTREMAP_FEAT_MOVE_PUD;
+	/*
+	 * pgmove.c moves whole PUD entries on every supported architecture,
+	 * as mremap(2) does where the kernel has CONFIG_HAVE_MOVE_PUD (5.11+:
+	 * 5.10 has no such symbol, and its mremap(2) moves PMDs only).
+	 */
+	f |= FASTREMAP_FEAT_MOVE_PUD;
 	return f;
 }
 

@@ -480,6 +480,17 @@ static long fr_remap_locked(struct mm_struct *mm, struct fr_remap *r)
 		return -EPERM;
 	if (!fr_vma_supported(vma))
 		return FR_DECLINE;
+	/*
+	 * A copy_vma() without keep_source (compat.h) may merge the copy with
+	 * its source only where it gives the copy a new page offset: an
+	 * anonymous VMA never faulted (no anon_vma). Such a source, and what
+	 * that kernel's mremap(2) refuses (MREMAP_DONTUNMAP of anything but a
+	 * private anonymous VMA), are mremap(2)'s.
+	 */
+	if (!FR_COPY_VMA_KEEP_SOURCE && (r->flags & MREMAP_DONTUNMAP) &&
+	    (!vma_is_anonymous(vma) || (vma->vm_flags & VM_SHARED) ||
+	     !vma->anon_vma))
+		return FR_DECLINE;
 	if (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))
 		return fr_remap_to(mm, vma, r);
 	if (r->old_len == r->new_len)
@@ -507,9 +518,6 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 		if (old_len_raw != new_len_raw)
 			return PAGE_ALIGN(old_len_raw) == PAGE_ALIGN(new_len_raw) ?
 			       FR_DECLINE : -EINVAL;
-		/* Its copy_vma() cannot keep the source apart (compat.h). */
-		if (!FR_COPY_VMA_KEEP_SOURCE)
-			return FR_DECLINE;
 	}
 	if (offset_in_page(r->addr))
 		return -EINVAL;
