@@ -162,7 +162,15 @@ typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 pgoff_t pgoff,
 						 bool *need_rmap_locks);
 #define FR_COPY_VMA_KEEP_SOURCE 0
+/*
+ * The same kernels' mremap(2) (5.10) checks a MREMAP_FIXED or
+ * MREMAP_DONTUNMAP target before it looks up the source, unmaps the
+ * target and a shrinking source's tail before that lookup, and answers a
+ * plain call that does not grow without any lookup at all.
+ */
+#define FR_MREMAP_5_ORDER 1
 #else
+#define FR_MREMAP_5_ORDER 0
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 unsigned long addr,
 						 unsigned long len,

@@ -161,6 +161,16 @@ static long fr_remap_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 
 	if (!FR_MUTANT(NO_OLD_VMA_LOCK))
 		vma_start_write(vma);
+	/*
+	 * A copy_vma() without keep_source (compat.h) merges a copy with its
+	 * source only where it gives the copy a new page offset: a source
+	 * never faulted, without an anon_vma. Given one, it cannot.
+	 */
+	if (!FR_COPY_VMA_KEEP_SOURCE && dontunmap && !vma->anon_vma &&
+	    fr_call(__anon_vma_prepare, vma)) {
+		fr_vm_unacct_memory(r->charged);
+		return -ENOMEM;
+	}
 	/* need_rmap_locks is not used: the mover always takes them. */
 	new_vma = fr_copy_vma(&vma, new_addr, new_len, fr_pgoff(vma, addr),
 			      &need_rmap_locks, dontunmap);
@@ -370,11 +380,18 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 	bool target_mapped = false, unmapped = false;
 	long err;
 
-	if (!FR_MREMAP_EARLY_TARGET_CHECKS) {
+	if (!FR_MREMAP_EARLY_TARGET_CHECKS && !FR_MREMAP_5_ORDER) {
 		err = fr_check_new_addr(r);
 		if (err)
 			return err;
 	}
+	/*
+	 * 5.10's mremap(2) refuses MREMAP_DONTUNMAP of other VMAs, after it
+	 * unmapped a MREMAP_FIXED target: that one is its own.
+	 */
+	if (FR_MREMAP_5_ORDER && (r->flags & MREMAP_DONTUNMAP) &&
+	    (!vma_is_anonymous(vma) || (vma->vm_flags & VM_SHARED)))
+		return (r->flags & MREMAP_FIXED) ? FR_DECLINE : -EINVAL;
 	err = fr_check_source(vma, r);
 	if (err)
 		return err;
@@ -473,23 +490,25 @@ static long fr_remap_locked(struct mm_struct *mm, struct fr_remap *r)
 	/* Near the map-count limit kernels differ in when they refuse. */
 	if (mm->map_count + 6 > fr_max_map_count())
 		return FR_DECLINE;
+	/* 5.10: a plain shrink unmaps, and no change answers, unlooked. */
+	if (FR_MREMAP_5_ORDER && !(r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) &&
+	    r->old_len >= r->new_len)
+		return r->old_len == r->new_len ? r->addr : FR_DECLINE;
 	vma = vma_lookup(mm, r->addr);
+	/*
+	 * 5.10 unmaps a MREMAP_FIXED target (and a shrinking source's tail)
+	 * before it finds no source: that partial work is mremap(2)'s.
+	 */
+	if (!vma && FR_MREMAP_5_ORDER && (r->flags & MREMAP_FIXED) &&
+	    (find_vma_intersection(mm, r->new_addr, r->new_addr + r->new_len) ||
+	     (r->old_len > r->new_len &&
+	      find_vma_intersection(mm, r->addr + r->new_len, r->addr + r->old_len))))
+		return FR_DECLINE;
 	if (!vma)
 		return -EFAULT;
 	if (fr_vma_sealed(vma))
 		return -EPERM;
 	if (!fr_vma_supported(vma))
-		return FR_DECLINE;
-	/*
-	 * A copy_vma() without keep_source (compat.h) may merge the copy with
-	 * its source only where it gives the copy a new page offset: an
-	 * anonymous VMA never faulted (no anon_vma). Such a source, and what
-	 * that kernel's mremap(2) refuses (MREMAP_DONTUNMAP of anything but a
-	 * private anonymous VMA), are mremap(2)'s.
-	 */
-	if (!FR_COPY_VMA_KEEP_SOURCE && (r->flags & MREMAP_DONTUNMAP) &&
-	    (!vma_is_anonymous(vma) || (vma->vm_flags & VM_SHARED) ||
-	     !vma->anon_vma))
 		return FR_DECLINE;
 	if (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))
 		return fr_remap_to(mm, vma, r);
@@ -537,6 +556,11 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 			if (ret)
 				return ret;
 		}
+	} else if (FR_MREMAP_5_ORDER &&
+		   (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
+		ret = fr_check_new_addr(r);
+		if (ret)
+			return ret;
 	}
 
 	if (mmap_write_lock_killable(mm))

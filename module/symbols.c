@@ -42,8 +42,8 @@ DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_deposit,
 			pgtable_trans_huge_deposit);
 DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_withdraw,
 			pgtable_trans_huge_withdraw);
-#if defined(FR_HAVE_FOLIO)
 DEFINE_STATIC_CALL_NULL(fr_sc___anon_vma_prepare, fr___anon_vma_prepare_fn);
+#if defined(FR_HAVE_FOLIO)
 DEFINE_STATIC_CALL_NULL(fr_sc_swap_cache_get_folio,
 			fr_swap_cache_get_folio_fn);
 #if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
@@ -150,8 +150,8 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(__split_huge_pmd),
 	FR_FN(pgtable_trans_huge_deposit),
 	FR_FN(pgtable_trans_huge_withdraw),
-#if defined(FR_HAVE_FOLIO)
 	FR_FN(__anon_vma_prepare),
+#if defined(FR_HAVE_FOLIO)
 	FR_FN(swap_cache_get_folio),
 #if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
 	FR_FN(split_folio_to_list),

@@ -44,8 +44,8 @@ DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_withdraw,
 		    pgtable_trans_huge_withdraw);
 
 /* folios and the swap cache (FASTREMAP_IOC_MOVE, which needs folios) */
-#if defined(FR_HAVE_FOLIO)
 DECLARE_STATIC_CALL(fr_sc___anon_vma_prepare, fr___anon_vma_prepare_fn);
+#if defined(FR_HAVE_FOLIO)
 DECLARE_STATIC_CALL(fr_sc_swap_cache_get_folio, fr_swap_cache_get_folio_fn);
 #if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
 DECLARE_STATIC_CALL(fr_sc_split_folio_to_list, split_folio_to_list);

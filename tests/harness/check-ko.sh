@@ -94,9 +94,9 @@ tap_ok "$([ -z "$indirect" ] && echo 1)" "$ko: no call *, jmp * outside the allo
 pv=$(printf '%s\n' "$dis" | grep -cE 'R_X86_64_[A-Z0-9]+[[:space:]]+pv_ops[+-]')
 echo "# allowlisted paravirt calls (call *pv_ops+N(%rip)): $pv"
 
-# Three fewer without folios (no FASTREMAP_IOC_MOVE: compat.h).
+# Two fewer without folios (no FASTREMAP_IOC_MOVE: compat.h).
 min=18
-grep -q '^#define FR_HAVE_FOLIO ' "$compat" || min=15
+grep -q '^#define FR_HAVE_FOLIO ' "$compat" || min=16
 tap_ok "$([ "$(printf '%s\n' "$fns" | grep -c .)" -ge "$min" ] && echo 1)" \
 	"symlist.h names the internal functions ($(printf '%s\n' "$fns" | grep -c .))"
 sites=$(objdump -r -j .static_call_sites "$ko" 2>/dev/null |
