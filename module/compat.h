@@ -27,8 +27,8 @@
 #endif
 
 /*
- * FASTREMAP_IOC_MOVE needs folios (5.16+): before them it is declined
- * with EOPNOTSUPP, absent from INFO, and move_none.c stands in for
+ * FASTREMAP_IOC_MOVE needs folios (5.16+): before them the module is
+ * built without it (ENOTTY, absent from INFO): move_none.c stands in for
  * move*.c (Kbuild). REMAP needs no folio.
  */
 #if defined(FR_HAVE_FOLIO)

@@ -4,7 +4,8 @@
  * Its page re-homing (move_pte.c) is written against the folio API and
  * the swap cache's folio lookups, which those kernels lack, so INFO
  * reports neither the feature nor the ioctl there, and the call gives
- * EOPNOTSUPP without reading its argument.
+ * ENOTTY, as for any command this build does not have, without reading
+ * its argument: callers (the library) then use their own moves.
  */
 #include <linux/errno.h>
 #include "move.h"
@@ -20,5 +21,5 @@ void fr_move_release(struct file *file)
 
 long fr_ioctl_move(struct file *file, void __user *uarg)
 {
-	return -EOPNOTSUPP;
+	return -ENOTTY;
 }

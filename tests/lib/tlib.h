@@ -682,7 +682,7 @@ struct uffdio_move {
 /*
  * Whether the module moves pages (FASTREMAP_FEAT_MOVE; not on kernels
  * without folios, 5.10). If not, reports that INFO and the ioctl agree
- * (EOPNOTSUPP), and one SKIP "FASTREMAP_IOC_MOVE's cases" for the rest.
+ * (ENOTTY), and one SKIP "FASTREMAP_IOC_MOVE's cases" for the rest.
  */
 int t_move_supported(int fd);
 
