@@ -386,12 +386,13 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 			return err;
 	}
 	/*
-	 * 5.10's mremap(2) refuses MREMAP_DONTUNMAP of other VMAs, after it
-	 * unmapped a MREMAP_FIXED target: that one is its own.
+	 * 5.10's mremap(2) refuses MREMAP_DONTUNMAP of other VMAs (after it
+	 * unmapped a MREMAP_FIXED target: a failing call here changes
+	 * nothing, as everywhere).
 	 */
 	if (FR_MREMAP_5_ORDER && (r->flags & MREMAP_DONTUNMAP) &&
 	    (!vma_is_anonymous(vma) || (vma->vm_flags & VM_SHARED)))
-		return (r->flags & MREMAP_FIXED) ? FR_DECLINE : -EINVAL;
+		return -EINVAL;
 	err = fr_check_source(vma, r);
 	if (err)
 		return err;
@@ -454,37 +455,6 @@ fail:
 	return err;
 }
 
-/*
- * 5.10's mremap(2) unmaps a MREMAP_FIXED target, then a shrinking
- * source's tail, before it finds no source: EFAULT after both, as here.
- */
-static long fr_remap_5_nosource(struct mm_struct *mm, struct fr_remap *r)
-{
-	unsigned long tail = r->addr + r->new_len;
-	bool mapped, tail_mapped = false;
-	long err;
-
-	err = fr_check_target(mm, r->new_addr, r->new_addr + r->new_len,
-			      &mapped);
-	if (!err && r->old_len > r->new_len)
-		err = fr_check_target(mm, tail, r->addr + r->old_len,
-				      &tail_mapped);
-	if (err)
-		return err;
-	if (mapped) {
-		err = fr_call(do_munmap, mm, r->new_addr, r->new_len, NULL);
-		if (err)
-			return err;
-	}
-	if (tail_mapped) {
-		err = fr_call(do_munmap, mm, tail, r->old_len - r->new_len,
-			      NULL);
-		if (err)
-			return err;
-	}
-	return -EFAULT;
-}
-
 /* Growth without MREMAP_FIXED: moves only where mremap(2) would move. */
 static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 			  struct fr_remap *r)
@@ -526,8 +496,6 @@ static long fr_remap_locked(struct mm_struct *mm, struct fr_remap *r)
 	    r->old_len >= r->new_len)
 		return r->old_len == r->new_len ? r->addr : FR_DECLINE;
 	vma = vma_lookup(mm, r->addr);
-	if (!vma && FR_MREMAP_5_ORDER && (r->flags & MREMAP_FIXED))
-		return fr_remap_5_nosource(mm, r);
 	if (!vma)
 		return -EFAULT;
 	if (fr_vma_sealed(vma))

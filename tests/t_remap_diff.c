@@ -765,7 +765,7 @@ static size_t palign(size_t n)
  */
 enum decline_rule {
 	D_MAP_COUNT, D_VMA_KIND, D_MLOCK, D_SHARED_DUP, D_HUGE_GROW, D_DU_SIZES,
-	D_IN_PLACE, D_SHRINK, D_MULTI_VMA, D_SHRINK_TAIL, D_UNMAP_FIRST, D_NRULES
+	D_IN_PLACE, D_SHRINK, D_MULTI_VMA, D_SHRINK_TAIL, D_NRULES
 };
 
 static const char *const decline_name[D_NRULES + 1] = {
@@ -773,8 +773,7 @@ static const char *const decline_name[D_NRULES + 1] = {
 	"mlocked growth or DONTUNMAP", "zero old_size of a shared mapping",
 	"growth beyond TASK_SIZE", "DONTUNMAP sizes equal only page-aligned",
 	"growth in place", "plain shrink", "multi-VMA FIXED move (7.x)",
-	"shrinking move whose tail spans VMAs",
-	"FIXED move mremap(2) fails after unmapping the target (5.10)", "unexplained",
+	"shrinking move whose tail spans VMAs", "unexplained",
 };
 static long declined_by[D_NRULES + 1];
 
@@ -844,13 +843,6 @@ static enum decline_rule decline_rule(uintptr_t old, size_t old_raw, size_t new_
 		return D_DU_SIZES;
 	if ((old & (PG - 1)) || !nl)
 		return D_NRULES;
-	/*
-	 * 5.10's mremap(2) unmaps a FIXED target before it finds no source
-	 * (EFAULT) or refuses DONTUNMAP of a shared or file mapping (EINVAL).
-	 */
-	if ((flags & FX) && a_fail && (a_err == EFAULT || (a_err == EINVAL && (flags & DU))) &&
-	    !t_kernel_since(5, 11, 1))
-		return D_UNMAP_FIRST;
 	/* The first entry from old on, clipped at old only: the VMA's end. */
 	if (t_maps_parse(old, ~(uintptr_t)0, &m, 1) < 1 || m.start != old)
 		return D_NRULES;
