@@ -13,6 +13,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/huge_mm.h>
+#include <linux/highmem.h>
 #include <linux/mmu_notifier.h>
 #include <linux/percpu_counter.h>
 #include <linux/security.h>
@@ -23,6 +24,58 @@
 #include "mutant.h"
 #if defined(FR_HAVE_SOFTLEAF)
 #include <linux/leafops.h>
+#endif
+
+/*
+ * FASTREMAP_IOC_MOVE needs folios (5.16+): before them the module is
+ * built without it (ENOTTY, absent from INFO): move_none.c stands in for
+ * move*.c (Kbuild). REMAP needs no folio.
+ */
+#if defined(FR_HAVE_FOLIO)
+#define FR_MOVE_SUPPORTED 1
+#else
+#define FR_MOVE_SUPPORTED 0
+#endif
+
+/* vma_lookup() (5.14+): find_vma(), if the VMA found contains @addr. */
+#if !defined(FR_HAVE_VMA_LOOKUP)
+static inline struct vm_area_struct *vma_lookup(struct mm_struct *mm,
+						unsigned long addr)
+{
+	struct vm_area_struct *vma = find_vma(mm, addr);
+
+	if (vma && addr < vma->vm_start)
+		return NULL;
+	return vma;
+}
+#endif
+
+/* Whether a mapping's vm_ops veto or track a split (split before 5.11). */
+static inline bool fr_vm_ops_may_split(const struct vm_operations_struct *ops)
+{
+#if defined(FR_HAVE_VM_OPS_MAY_SPLIT)
+	return ops->may_split;
+#else
+	return ops->split;
+#endif
+}
+
+/*
+ * kmap_local_page() (5.11+). Without highmem (x86-64 and arm64, the only
+ * architectures supported) every page has its kernel address already.
+ */
+#if !defined(FR_HAVE_KMAP_LOCAL)
+#ifdef CONFIG_HIGHMEM
+#error "fastremap needs kmap_local_page() on a kernel with highmem"
+#endif
+static inline void *kmap_local_page(struct page *page)
+{
+	return page_address(page);
+}
+
+static inline void kunmap_local(void *addr)
+{
+}
 #endif
 
 /* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
@@ -95,15 +148,37 @@ typedef void (fr_flush_tlb_mm_range_fn)(struct mm_struct *mm,
 					bool freed_tables);
 typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
 /*
- * copy_vma() takes keep_source (MREMAP_DONTUNMAP) on every supported
- * kernel: the fix that added it reached Debian 12's 6.1 as a backport.
+ * copy_vma() takes keep_source (MREMAP_DONTUNMAP) from 6.1 on: the fix
+ * that added it reached Debian 12's 6.1 as a backport. Without it (5.10)
+ * copy_vma() may merge an unfaulted source into its copy, and mremap(2)
+ * of those kernels allows MREMAP_DONTUNMAP on private anonymous VMAs
+ * only: there the module declines MREMAP_DONTUNMAP of any other source,
+ * and of one never faulted (fr_remap_locked()).
  */
+#if defined(FR_HAVE_COPY_VMA_5)
+typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
+						 unsigned long addr,
+						 unsigned long len,
+						 pgoff_t pgoff,
+						 bool *need_rmap_locks);
+#define FR_COPY_VMA_KEEP_SOURCE 0
+/*
+ * The same kernels' mremap(2) (5.10) checks a MREMAP_FIXED or
+ * MREMAP_DONTUNMAP target before it looks up the source, unmaps the
+ * target and a shrinking source's tail before that lookup, and answers a
+ * plain call that does not grow without any lookup at all.
+ */
+#define FR_MREMAP_5_ORDER 1
+#else
+#define FR_MREMAP_5_ORDER 0
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 unsigned long addr,
 						 unsigned long len,
 						 pgoff_t pgoff,
 						 bool *need_rmap_locks,
 						 bool keep_source);
+#define FR_COPY_VMA_KEEP_SOURCE 1
+#endif
 #if defined(FR_HAVE_VMA_FLAGS_T)
 typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm,
 				   const vma_flags_t *flags,
@@ -124,6 +199,7 @@ typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
 
 /* 7.x keeps __anon_vma_prepare() in mm/internal.h; 6.x in linux/rmap.h. */
 typedef int (fr___anon_vma_prepare_fn)(struct vm_area_struct *vma);
+#if defined(FR_HAVE_FOLIO)
 /* mm/swap.h: the swap-cache folio of a swap entry, with a reference. */
 #if defined(FR_HAVE_SWAP_ADDRESS_SPACE)
 typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry,
@@ -132,6 +208,7 @@ typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry,
 #else
 typedef struct folio *(fr_swap_cache_get_folio_fn)(swp_entry_t entry);
 #endif
+#endif /* FR_HAVE_FOLIO */
 
 /* What a non-present, non-none PTE holds, for FASTREMAP_IOC_MOVE. */
 enum fr_leaf {
@@ -162,6 +239,7 @@ static inline enum fr_leaf fr_pte_leaf(pte_t pte, swp_entry_t *entry)
 	return FR_LEAF_OTHER;
 }
 
+#if defined(FR_HAVE_FOLIO)
 /* The swap entry a swap-cache folio caches (folio->swap since 6.6). */
 static inline unsigned long fr_folio_swap_val(struct folio *folio)
 {
@@ -213,5 +291,6 @@ static inline bool fr_anon_vma_may_become(struct anon_vma *from,
 #endif
 	return true;
 }
+#endif /* FR_HAVE_FOLIO */
 
 #endif /* FASTREMAP_COMPAT_H */

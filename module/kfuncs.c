@@ -35,8 +35,16 @@ struct vm_area_struct *fr_copy_vma(struct vm_area_struct **vmap,
 				   pgoff_t pgoff, bool *need_rmap_locks,
 				   bool keep_source)
 {
+#if FR_COPY_VMA_KEEP_SOURCE
 	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks,
 		       keep_source);
+#else
+	/*
+	 * No keep_source: fr_remap_locked() leaves MREMAP_DONTUNMAP of a
+	 * source this copy_vma() could merge with to mremap(2).
+	 */
+	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks);
+#endif
 }
 
 bool fr_may_expand_vm(struct mm_struct *mm, struct vm_area_struct *vma,
@@ -144,6 +152,7 @@ void fr_dontunmap_complete(struct vm_area_struct *vma,
 		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
 }
 
+#if defined(FR_HAVE_FOLIO)
 struct folio *fr_swap_cache_folio(swp_entry_t entry)
 {
 #if defined(FR_HAVE_SWAP_ADDRESS_SPACE)
@@ -161,3 +170,4 @@ int fr_split_folio(struct folio *folio)
 	return fr_call(split_huge_page_to_list, &folio->page, NULL);
 #endif
 }
+#endif /* FR_HAVE_FOLIO */

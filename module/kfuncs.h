@@ -12,6 +12,7 @@
 #include <linux/swap.h>
 
 struct mmu_notifier_range;
+struct folio;
 
 /* Folded (arm64's four levels have no P4D), it is mm.h's inline. */
 int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd, unsigned long addr);

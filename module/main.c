@@ -23,21 +23,28 @@
 #define FR_IOCTL_BIT(cmd)	BIT_ULL(_IOC_NR(cmd))
 #define FR_IOCTLS		(FR_IOCTL_BIT(FASTREMAP_IOC_INFO) | \
 				 FR_IOCTL_BIT(FASTREMAP_IOC_REMAP) | \
-				 FR_IOCTL_BIT(FASTREMAP_IOC_MOVE))
+				 (FR_MOVE_SUPPORTED ? \
+				  FR_IOCTL_BIT(FASTREMAP_IOC_MOVE) : 0))
 /* An ioctl command without its size bits. */
 #define FR_IOC_NOSIZE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static u64 fr_features(void)
 {
-	u64 f = FASTREMAP_FEAT_MOVE | FASTREMAP_FEAT_POS_COOKIE |
-		FASTREMAP_FEAT_REMAP_PINNED;
+	u64 f = FASTREMAP_FEAT_POS_COOKIE | FASTREMAP_FEAT_REMAP_PINNED;
+
+	if (FR_MOVE_SUPPORTED)
+		f |= FASTREMAP_FEAT_MOVE;
 
 	if (FR_PER_VMA_LOCK)
 		f |= FASTREMAP_FEAT_PER_VMA_LOCK;
 	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
 		f |= FASTREMAP_FEAT_THP;
-	if (IS_ENABLED(CONFIG_HAVE_MOVE_PUD))
-		f |= FASTREMAP_FEAT_MOVE_PUD;
+	/*
+	 * pgmove.c moves whole PUD entries on every supported architecture,
+	 * as mremap(2) does where the kernel has CONFIG_HAVE_MOVE_PUD (5.11+:
+	 * 5.10 has no such symbol, and its mremap(2) moves PMDs only).
+	 */
+	f |= FASTREMAP_FEAT_MOVE_PUD;
 	return f;
 }
 

@@ -68,7 +68,8 @@ static bool fr_vma_supported(struct vm_area_struct *vma)
 	if (FR_MUTANT(DECLINE_SHARED) && vma->vm_file)
 		return false;
 	/* Special mappings (vDSO...) track their address through these. */
-	if (vma->vm_ops && (vma->vm_ops->mremap || vma->vm_ops->may_split))
+	if (vma->vm_ops &&
+	    (vma->vm_ops->mremap || fr_vm_ops_may_split(vma->vm_ops)))
 		return false;
 	return true;
 }
@@ -160,6 +161,16 @@ static long fr_remap_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 
 	if (!FR_MUTANT(NO_OLD_VMA_LOCK))
 		vma_start_write(vma);
+	/*
+	 * A copy_vma() without keep_source (compat.h) merges a copy with its
+	 * source only where it gives the copy a new page offset: a source
+	 * never faulted, without an anon_vma. Given one, it cannot.
+	 */
+	if (!FR_COPY_VMA_KEEP_SOURCE && dontunmap && !vma->anon_vma &&
+	    fr_call(__anon_vma_prepare, vma)) {
+		fr_vm_unacct_memory(r->charged);
+		return -ENOMEM;
+	}
 	/* need_rmap_locks is not used: the mover always takes them. */
 	new_vma = fr_copy_vma(&vma, new_addr, new_len, fr_pgoff(vma, addr),
 			      &need_rmap_locks, dontunmap);
@@ -369,11 +380,19 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 	bool target_mapped = false, unmapped = false;
 	long err;
 
-	if (!FR_MREMAP_EARLY_TARGET_CHECKS) {
+	if (!FR_MREMAP_EARLY_TARGET_CHECKS && !FR_MREMAP_5_ORDER) {
 		err = fr_check_new_addr(r);
 		if (err)
 			return err;
 	}
+	/*
+	 * 5.10's mremap(2) refuses MREMAP_DONTUNMAP of other VMAs (after it
+	 * unmapped a MREMAP_FIXED target: a failing call here changes
+	 * nothing, as everywhere).
+	 */
+	if (FR_MREMAP_5_ORDER && (r->flags & MREMAP_DONTUNMAP) &&
+	    (!vma_is_anonymous(vma) || (vma->vm_flags & VM_SHARED)))
+		return -EINVAL;
 	err = fr_check_source(vma, r);
 	if (err)
 		return err;
@@ -472,6 +491,10 @@ static long fr_remap_locked(struct mm_struct *mm, struct fr_remap *r)
 	/* Near the map-count limit kernels differ in when they refuse. */
 	if (mm->map_count + 6 > fr_max_map_count())
 		return FR_DECLINE;
+	/* 5.10: a plain shrink unmaps, and no change answers, unlooked. */
+	if (FR_MREMAP_5_ORDER && !(r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) &&
+	    r->old_len >= r->new_len)
+		return r->old_len == r->new_len ? r->addr : FR_DECLINE;
 	vma = vma_lookup(mm, r->addr);
 	if (!vma)
 		return -EFAULT;
@@ -525,6 +548,11 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 			if (ret)
 				return ret;
 		}
+	} else if (FR_MREMAP_5_ORDER &&
+		   (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
+		ret = fr_check_new_addr(r);
+		if (ret)
+			return ret;
 	}
 
 	if (mmap_write_lock_killable(mm))

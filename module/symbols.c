@@ -43,6 +43,7 @@ DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_deposit,
 DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_withdraw,
 			pgtable_trans_huge_withdraw);
 DEFINE_STATIC_CALL_NULL(fr_sc___anon_vma_prepare, fr___anon_vma_prepare_fn);
+#if defined(FR_HAVE_FOLIO)
 DEFINE_STATIC_CALL_NULL(fr_sc_swap_cache_get_folio,
 			fr_swap_cache_get_folio_fn);
 #if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
@@ -50,6 +51,7 @@ DEFINE_STATIC_CALL_NULL(fr_sc_split_folio_to_list, split_folio_to_list);
 #else
 DEFINE_STATIC_CALL_NULL(fr_sc_split_huge_page_to_list,
 			split_huge_page_to_list);
+#endif
 #endif
 #if defined(CONFIG_X86_64)
 DEFINE_STATIC_CALL_NULL(fr_sc_flush_tlb_mm_range, fr_flush_tlb_mm_range_fn);
@@ -149,11 +151,13 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(pgtable_trans_huge_deposit),
 	FR_FN(pgtable_trans_huge_withdraw),
 	FR_FN(__anon_vma_prepare),
+#if defined(FR_HAVE_FOLIO)
 	FR_FN(swap_cache_get_folio),
 #if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
 	FR_FN(split_folio_to_list),
 #else
 	FR_FN(split_huge_page_to_list),
+#endif
 #endif
 #if defined(CONFIG_X86_64)
 	FR_FN(flush_tlb_mm_range),

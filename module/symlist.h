@@ -43,13 +43,15 @@ DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_deposit,
 DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_withdraw,
 		    pgtable_trans_huge_withdraw);
 
-/* folios and the swap cache (FASTREMAP_IOC_MOVE) */
+/* folios and the swap cache (FASTREMAP_IOC_MOVE, which needs folios) */
 DECLARE_STATIC_CALL(fr_sc___anon_vma_prepare, fr___anon_vma_prepare_fn);
+#if defined(FR_HAVE_FOLIO)
 DECLARE_STATIC_CALL(fr_sc_swap_cache_get_folio, fr_swap_cache_get_folio_fn);
 #if defined(FR_HAVE_SPLIT_FOLIO_TO_LIST)
 DECLARE_STATIC_CALL(fr_sc_split_folio_to_list, split_folio_to_list);
 #else
 DECLARE_STATIC_CALL(fr_sc_split_huge_page_to_list, split_huge_page_to_list);
+#endif
 #endif
 
 /* TLB and secondary MMUs */

@@ -21,10 +21,17 @@ host_updates() {
 		awk -v s="$1" 'index($1, s "-") == 1 { print "deb", $2, $1, $3 }' | sort -u
 }
 
+# make_chroot SUITE [SOURCE_LINE...]: the update sources given, else this
+# machine's own of SUITE.
 make_chroot() {
 	local suite=$1 dir tmp mirror extra=()
+	shift
 	dir=$(fr_chroot_dir "$suite")
-	mapfile -t extra < <(host_updates "$suite")
+	if [ $# -gt 0 ]; then
+		extra=("$@")
+	else
+		mapfile -t extra < <(host_updates "$suite")
+	fi
 	if [ -f "$dir/.fastremap-ready" ]; then
 		# Chroots made before the host's update sources were added get
 		# them now, and the kernel headers they bring.
@@ -90,12 +97,14 @@ root_sources() {
 # and usr/src/linux-headers-KVER, whose kbuild links point into the build
 # root. Also the suite's cross compiler in the build root, and an arm64
 # busybox for the guests.
+# make_arm64 SUITE [ABI RELEASE]: ABI (and the apt sources of RELEASE
+# alone) where the arm64 kernel is not the amd64 one's.
 make_arm64() {
-	local suite=$1 root kver abi ver dir tmp d gcc h t img k
+	local suite=$1 root kver abi ver dir tmp d gcc h t img k release=${3:-}
 	root=$(fr_root "$suite")
 	dir=$(fr_arm64_dir "$suite")
 	kver=$(fr_kver "$root")
-	abi=${kver%-amd64}
+	abi=${2:-${kver%-amd64}}
 	ver=$(fr_in_root "$suite" dpkg-query -W -f='${Version}' "linux-headers-$abi-common") ||
 		fr_die "$suite: no linux-headers-$abi-common in the build root"
 	if [ ! -f "$dir/.fastremap-ready" ] || [ "$(cat "$dir/.fastremap-ready")" != "2 $abi $ver" ]; then
@@ -105,13 +114,13 @@ make_arm64() {
 		: >"$d/state/status"
 		# The build root's own sources of the suite (bookworm's kernel
 		# comes from bookworm-security), for arm64.
-		root_sources "$suite" >"$d/sources.list"
+		root_sources "$suite" | awk -v r="$release" 'r == "" || $3 == r' >"$d/sources.list"
 		if [ ! -s "$d/sources.list" ] && ! fr_on_host "$suite"; then
 			# A chroot mmdebstrap just made has no package lists
 			# (its cleanup removes them), and apt lists sources by them.
 			fr_in_root "$suite" apt-get update -q >/dev/null ||
 				fr_die "$suite chroot: apt-get update failed"
-			root_sources "$suite" >"$d/sources.list"
+			root_sources "$suite" | awk -v r="$release" 'r == "" || $3 == r' >"$d/sources.list"
 		fi
 		[ -s "$d/sources.list" ] || fr_die "$suite: no apt sources for it in the build root"
 		apt_arm64 "$suite" apt-get update >/dev/null || fr_die "$suite: apt-get update (arm64) failed"
@@ -189,6 +198,44 @@ make_arm64() {
 	fi
 }
 
+# Debian 11's kernel (5.10) is updated only in bullseye-security, which
+# this machine's apt does not list: its URI is the one this machine reads
+# bookworm-security from.
+bullseye_security() {
+	local uri
+	uri=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 2>/dev/null |
+		awk '$1 == "bookworm-security" { print $2; exit }')
+	[ -n "$uri" ] || fr_die "bullseye: no bookworm-security source in the apt configuration to derive bullseye-security from"
+	printf 'deb %s bullseye-security main\n' "${uri%/}"
+}
+
+# bullseye's chroot, with its security updates: there its 5.10 kernel
+# lives (linux-image-amd64, the metapackage), built by gcc-10.
+make_bullseye() {
+	local sec
+	sec=$(bullseye_security)
+	make_chroot bullseye "$sec"
+	fr_in_root bullseye dpkg-query -W -f='${Version}\n' linux-headers-amd64 >/dev/null 2>&1 ||
+		fr_die "bullseye: linux-headers-amd64 is not in bullseye or bullseye-security any more"
+}
+
+# bullseye-security's arm64 packages are not on this machine's mirror
+# (404): the arm64 lane boots bullseye's own point-release kernel, whose
+# headers' common half goes into the chroot beside the amd64 kernel's.
+make_bullseye_arm64() {
+	local abi
+	abi=$(fr_in_root bullseye apt-cache show linux-headers-amd64/bullseye |
+		sed -n 's/^Depends: linux-headers-\(.*\)-amd64 .*/\1/p' | head -n 1)
+	[ -n "$abi" ] || fr_die "bullseye: no linux-headers-amd64 in bullseye itself"
+	if ! fr_in_root bullseye dpkg-query -W "linux-headers-$abi-common" >/dev/null 2>&1; then
+		fr_log "bullseye chroot: adding linux-headers-$abi-common (the arm64 kernel's)"
+		fr_in_root bullseye sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends linux-headers-$abi-common >/dev/null" ||
+			fr_die "bullseye chroot: cannot install linux-headers-$abi-common"
+	fi
+	make_arm64 bullseye "$abi" bullseye
+}
+
 # arm64: the chroot the test programs are built in, whatever the suites.
 if fr_is_arm64; then
 	make_chroot "$FR_ARM64_PROGRAMS_ROOT"
@@ -205,6 +252,14 @@ for s in $FR_SUITES; do
 		fi
 		[ -n "$(fr_kver /)" ] && [ -d "/lib/modules/$(fr_kver /)/build" ] ||
 			fr_die "bookworm kernel or headers missing: run scripts/deps.sh"
+		;;
+	bullseye)
+		make_bullseye
+		if fr_is_arm64; then
+			make_bullseye_arm64
+			fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
+			continue
+		fi
 		;;
 	*) make_chroot "$s" ;;
 	esac

@@ -491,6 +491,8 @@ static void move_fuzz(void)
 	struct t_area a;
 	const char *why;
 
+	if (!t_move_supported(fd))
+		return;
 	mv_heap = t_map_aligned(MV_PAGES * PG, SZ_2M, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!tap_ok(mv_heap && vec != MAP_FAILED, "move fuzz: map the heap"))

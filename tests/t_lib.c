@@ -500,6 +500,9 @@ static const char *s_uffd(char *ar, struct args *a)
 	if (e)
 		return e;
 	a->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	/* UFFD_USER_MODE_ONLY came with 5.11: root needs no such flag. */
+	if (a->uffd < 0 && errno == EINVAL)
+		a->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (a->uffd < 0 || ioctl(a->uffd, UFFDIO_API, &api))
 		return "no userfaultfd";
 	reg.range.start = (uintptr_t)ar;

@@ -1154,6 +1154,8 @@ int main(int argc, char **argv)
 		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
 		return tap_done();
 	}
+	if (!t_move_supported(fd))
+		return tap_done();
 	info_case();
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		run_case(&cases[i], 0);

@@ -200,6 +200,8 @@ int main(int argc, char **argv)
 		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
 		return tap_done();
 	}
+	if (!t_move_supported(fd))
+		return tap_done();
 	run_heap("small pages", 0, 0, 0);
 	run_heap("THP heap", 1, 0, 0);
 	run_heap("small pages, passes of 7 pages", 0, 0, 7);

@@ -302,6 +302,8 @@ int main(int argc, char **argv)
 	fd = t_open_smp(&argc, argv, "an rmap walker waits for the batch's flush");
 	if (fd < 0)
 		return tap_done();
+	if (!t_move_supported(fd))
+		return tap_done();
 	if (access(OFFLINE, W_OK)) {
 		tap_skip_test("no " OFFLINE " (CONFIG_MEMORY_FAILURE)",
 			      "an rmap walker waits for the batch's flush");

@@ -383,6 +383,8 @@ int main(int argc, char **argv)
 		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
 		return tap_done();
 	}
+	if (!t_move_supported(fd))
+		return tap_done();
 	shared_vec_case();
 	why = t_swap_setup();
 	swap_on = !*why;

@@ -154,6 +154,8 @@ int main(int argc, char **argv)
 		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
 		return tap_done();
 	}
+	if (!t_move_supported(fd))
+		return tap_done();
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 	if (uffd < 0) {
 		tap_ok(0, "userfaultfd: %s", strerror(errno));

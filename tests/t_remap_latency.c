@@ -466,7 +466,7 @@ int main(int argc, char **argv)
 		report(what[shared], attempt, with_mremap, "mremap(2)", &m, &f, &u);
 	}
 	/* FASTREMAP_IOC_MOVE: no reference run (UFFDIO_MOVE holds no such lock). */
-	{
+	if (t_move_supported(fd)) {
 		const char *w = "fork+exit in the same fork tree during a FASTREMAP_IOC_MOVE batch";
 		int attempt;
 

@@ -1277,6 +1277,9 @@ static void sc_move(const char *name, int thp)
 	uint64_t moved = 0, split = 0;
 	long col0;
 
+	if (!t_move_supported(fd))
+		return;
+
 	s10_heap = t_map_aligned(S10_GC + S10_CHURN, SZ_2M, RW, ANON, -1, 0, &a);
 	if (!s10_heap) {
 		tap_ok(0, "%s: map the heap", name);

@@ -152,24 +152,34 @@ fi
 # build must both refuse, naming each function; then the same BTF with
 # compat.h's copy_vma(), and a build without a host compiler for btfdecls,
 # which must pass.
+# (A kernel without folios has no swap_cache_get_folio() in the list: there
+# unlink_anon_vmas() is planted; one whose copy_vma() has no keep_source,
+# 5.10, gets compat.h's five arguments.)
 prel="$rel/plant" pstage="$stage/plant"
 fr_stage_src "$pstage"
 cp "$FR_BUILD/$suite/compat-generated.h" "$pstage/module/"
+keep=', bool keep_source' hdecl='struct folio;\nstruct folio *swap_cache_get_folio(void *planted);\n'
+hname=swap_cache_get_folio
+grep -q '^#define FR_HAVE_COPY_VMA_5 ' "$pstage/module/compat-generated.h" && keep=
+if ! grep -q '^#define FR_HAVE_FOLIO ' "$pstage/module/compat-generated.h"; then
+	hdecl='void unlink_anon_vmas(void *planted);\n' hname=unlink_anon_vmas
+fi
 cat >"$pstage/plant.c" <<'PLANT'
 typedef _Bool bool;
 typedef unsigned long pgoff_t;
 struct vm_area_struct;
 struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
 				unsigned long addr, unsigned long len,
-				pgoff_t pgoff, bool *need_rmap_locks,
-				bool keep_source PLANTED)
+				pgoff_t pgoff, bool *need_rmap_locks
+				KEEP PLANTED)
 {
 	return 0;
 }
 PLANT
-printf 'struct folio;\nstruct folio *swap_cache_get_folio(void *planted);\n' >"$pstage/plant.h"
-if ! gcc -gbtf -c -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
-	! gcc -gbtf -c -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
+# shellcheck disable=SC2059
+printf "$hdecl" >"$pstage/plant.h"
+if ! gcc -gbtf -c -DKEEP="$keep" -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
+	! gcc -gbtf -c -DKEEP="$keep" -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
 	fr_die "gcc -gbtf: cannot make the planted BTF"
 fi
 # plant_build NAME MAKE-ARGUMENTS...: builds decls.o; its log in NAME.log.
@@ -189,8 +199,8 @@ tap "$([ "$rc" != 0 ] && [ "$named" = "copy_vma()" ] && echo 1)" \
 	"a BTF whose copy_vma() has another argument: the build refuses, naming copy_vma() (named: ${named:-none})" "$log"
 # (GCC quotes names with ASCII or UTF-8 quotes, after the locale.)
 conflicts=$(grep -aoE 'conflicting types for [^a-z_0-9]*[a-z_0-9]+' "$log" | sed -E 's/.*[^a-z_0-9]//' | sort -u | xargs)
-tap "$([ "$rc" != 0 ] && [ "$conflicts" = swap_cache_get_folio ] && echo 1)" \
-	"a header declaring swap_cache_get_folio() otherwise: the build refuses, naming it (named: ${conflicts:-none})" "$log"
+tap "$([ "$rc" != 0 ] && [ "$conflicts" = "$hname" ] && echo 1)" \
+	"a header declaring $hname() otherwise: the build refuses, naming it (named: ${conflicts:-none})" "$log"
 plant_build right FR_DECLS_BTF="$prel/right.o"
 rc=$?
 tap "$([ "$rc" = 0 ] && grep -aq "checked against the BTF of $prel/right.o" "$pstage/right.log" && echo 1)" \

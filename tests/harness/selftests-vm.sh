@@ -33,11 +33,12 @@ make -C "$FR_TOP" --no-print-directory WERROR=1 BUILD="$FR_BUILD" "$FR_BUILD/bin
 extra="$out/extra" bindir="$out/vmbin"
 rm -rf "$extra" "$bindir"
 mkdir -p "$extra/selftests" "$extra/lib" "$bindir"
-tests="mremap_test mremap_dontunmap"
+tests=$(cat "$out/bin/TESTS")
 for t in $tests; do
 	cp "$out/bin/$t" "$extra/selftests/"
 done
-printf '%s\n' mremap_test mremap_dontunmap >"$extra/selftests/ORDER"
+# shellcheck disable=SC2086
+printf '%s\n' $tests >"$extra/selftests/ORDER"
 cp "$FR_BUILD/bin/t_preload" "$extra/selftests/"
 cp "$shim" "$extra/lib/libfastremap-preload.so"
 for f in $(for b in "$extra"/selftests/mremap_* "$extra/selftests/t_preload" "$shim"; do ldd "$b"; done |

@@ -195,6 +195,22 @@ char *t_maps_range(const void *p, size_t len)
 }
 
 
+int t_move_supported(int fd)
+{
+	struct fastremap_move m = { .size = sizeof(m) };
+	struct fastremap_info i;
+	long r;
+
+	if (t_info(fd, &i) || (i.features & FASTREMAP_FEAT_MOVE))
+		return 1;
+	r = ioctl(fd, FASTREMAP_IOC_MOVE, &m);
+	tap_ok(!(i.ioctls & (1ULL << _IOC_NR(FASTREMAP_IOC_MOVE))) && r == -1 &&
+	       errno == ENOTTY,
+	       "no FASTREMAP_FEAT_MOVE: INFO lists no FASTREMAP_IOC_MOVE, and the ioctl gives ENOTTY");
+	tap_skip_test("no FASTREMAP_IOC_MOVE on this kernel", "FASTREMAP_IOC_MOVE's cases");
+	return 0;
+}
+
 int t_have_uffd_move(void)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };

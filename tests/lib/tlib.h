@@ -688,6 +688,13 @@ struct uffdio_move {
 #define UFFD_USER_MODE_ONLY			1
 #endif
 
+/*
+ * Whether the module moves pages (FASTREMAP_FEAT_MOVE; not on kernels
+ * without folios, 5.10). If not, reports that INFO and the ioctl agree
+ * (ENOTTY), and one SKIP "FASTREMAP_IOC_MOVE's cases" for the rest.
+ */
+int t_move_supported(int fd);
+
 /* Whether the running kernel has UFFDIO_MOVE (6.1 refuses the feature). */
 int t_have_uffd_move(void);
 
