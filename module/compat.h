@@ -97,13 +97,28 @@ typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
 /*
  * copy_vma() takes keep_source (MREMAP_DONTUNMAP) on every supported
  * kernel: the fix that added it reached Debian 12's 6.1 as a backport.
+ * From 7.3 a VMA has an anonymous page offset of its own, which
+ * copy_vma() takes too; before, the file offset was both.
  */
+#if defined(FR_HAVE_VMA_ANON_PGOFF)
+typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
+						 unsigned long addr,
+						 unsigned long len,
+						 pgoff_t pgoff,
+						 pgoff_t anon_pgoff,
+						 bool *need_rmap_locks,
+						 bool keep_source);
+/* The index an anonymous folio mapped at @addr has (no checks: any VMA). */
+#define fr_anon_page_index(vma, addr)	__linear_anon_page_index(vma, addr)
+#else
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 unsigned long addr,
 						 unsigned long len,
 						 pgoff_t pgoff,
 						 bool *need_rmap_locks,
 						 bool keep_source);
+#define fr_anon_page_index(vma, addr)	linear_page_index(vma, addr)
+#endif
 #if defined(FR_HAVE_VMA_FLAGS_T)
 typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm,
 				   const vma_flags_t *flags,

@@ -161,15 +161,21 @@ typedef unsigned long pgoff_t;
 struct vm_area_struct;
 struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
 				unsigned long addr, unsigned long len,
-				pgoff_t pgoff, bool *need_rmap_locks,
+				pgoff_t pgoff,
+#ifdef FR_HAVE_VMA_ANON_PGOFF
+				pgoff_t anon_pgoff,
+#endif
+				bool *need_rmap_locks,
 				bool keep_source PLANTED)
 {
 	return 0;
 }
 PLANT
 printf 'struct folio;\nstruct folio *swap_cache_get_folio(void *planted);\n' >"$pstage/plant.h"
-if ! gcc -gbtf -c -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
-	! gcc -gbtf -c -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
+# copy_vma() as this kernel has it (7.3 added anon_pgoff): the probes say.
+probes=(-include "$pstage/module/compat-generated.h")
+if ! gcc -gbtf -c "${probes[@]}" -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
+	! gcc -gbtf -c "${probes[@]}" -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
 	fr_die "gcc -gbtf: cannot make the planted BTF"
 fi
 # plant_build NAME MAKE-ARGUMENTS...: builds decls.o; its log in NAME.log.
