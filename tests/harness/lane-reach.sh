@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make check-reach: the suite on the kernels beyond make check's three,
+# x86-64 then arm64: Debian 13 with trixie-backports' 7.3 (trixie-bpo,
+# built with gcc-14) and unstable with experimental's 7.3 release
+# candidate (experimental, gcc-16). Each suite's kernel, headers and gcc
+# come from a chroot of its own (scripts/prepare-kernels.sh; a few
+# minutes each, once). REACH_SUITES="..." runs some of them;
+# FASTREMAP_ARCHES="amd64" (or "arm64") one architecture.
+set -euo pipefail
+# shellcheck source=tests/harness/common.sh
+. "$(dirname "$0")/common.sh"
+FASTREMAP_SUITES=${REACH_SUITES:-trixie-bpo experimental}
+export FASTREMAP_SUITES
+# shellcheck disable=SC2086
+fr_prepare ${FASTREMAP_ARCHES:-amd64 arm64}
+exec "$FR_HARNESS/check-all.sh"
