@@ -15,13 +15,16 @@
 #include "symbols.h"
 
 /*
- * The mover's extents, the tests and the benchmark assume 4 KiB pages
- * (512 entries per table, 2 MiB PMDs, 1 GiB PUDs). Debian ships arm64
- * kernels with 16 KiB pages (the arm64-16k flavour): refuse to build
- * there rather than move entries at the wrong granularity.
+ * The mover works in the kernel's own units (PAGE_SIZE, PTRS_PER_PTE,
+ * PMD_SIZE, PUD_SIZE, CONT_PTES), and is tested with 4 KiB pages (512
+ * entries per table: 2 MiB PMDs, 1 GiB PUDs) and with arm64's 16 KiB
+ * (Debian's arm64-16k flavour: 2048 entries, 32 MiB PMDs, 64 GiB PUDs,
+ * 2 MiB contiguous-PTE blocks). 64 KiB pages (a PMD of 512 MiB, three
+ * levels) are untested: refuse to build there rather than move entries
+ * nobody has seen moved.
  */
-#if PAGE_SHIFT != 12
-#error "fastremap supports 4 KiB pages only; this kernel's pages are not 4 KiB (e.g. Debian's arm64-16k flavour): build against a 4 KiB-page kernel"
+#if PAGE_SHIFT != 12 && PAGE_SHIFT != 14
+#error "fastremap supports 4 KiB and 16 KiB pages only; this kernel's pages are neither (e.g. 64 KiB): build against a 4 KiB- or 16 KiB-page kernel"
 #endif
 
 /*
@@ -62,6 +65,11 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
 				    pud_t pud)
 {
 	pud_populate(mm, new_pud, pud_pgtable(pud));
+}
+
+static inline void fr_arch_pud_clear(pud_t *pudp)
+{
+	pud_clear(pudp);
 }
 
 /*
@@ -129,6 +137,30 @@ static inline void fr_arch_flush_mm_range(struct mm_struct *mm,
 }
 
 /*
+ * A user PUD entry written as set_pud() writes it, without set_pud()'s
+ * test for the kernel's own top-level table. Where the PUD level is folded
+ * at boot (16 KiB pages with 52-bit addresses, Debian's arm64-16k: a CPU
+ * without LPA2 pages with 3 levels), set_pud() compares the entry's
+ * address with swapper_pg_dir, which no module can link to; a user mm's
+ * tables are never that one. The barriers are set_pud()'s after a valid
+ * entry (the walker sees the store before anything that follows; 7.x
+ * defers them in lazy-MMU mode, which the mover never enters).
+ */
+static inline void fr_arch_set_pud(pud_t *pudp, pud_t pud)
+{
+	WRITE_ONCE(*pudp, pud);
+	if (pud_valid(pud)) {
+		dsb(ishst);
+		isb();
+	}
+}
+
+static inline void fr_arch_pud_clear(pud_t *pudp)
+{
+	fr_arch_set_pud(pudp, __pud(0));
+}
+
+/*
  * The moved entry itself: arm64's pud_populate() compares the mm with
  * init_mm, which is not exported, to choose PXN or UXN (and 7.x adds the
  * table access flag); the entry the source's pud_populate() made for this
@@ -138,7 +170,7 @@ static inline void fr_arch_flush_mm_range(struct mm_struct *mm,
 static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
 				    pud_t pud)
 {
-	set_pud(new_pud, pud);
+	fr_arch_set_pud(new_pud, pud);
 }
 
 /*

@@ -148,12 +148,15 @@ typedef void (fr_flush_tlb_mm_range_fn)(struct mm_struct *mm,
 					bool freed_tables);
 typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
 /*
+/*
  * copy_vma() takes keep_source (MREMAP_DONTUNMAP) from 6.1 on: the fix
  * that added it reached Debian 12's 6.1 as a backport. Without it (5.10)
  * copy_vma() may merge an unfaulted source into its copy, and mremap(2)
  * of those kernels allows MREMAP_DONTUNMAP on private anonymous VMAs
  * only: there the module declines MREMAP_DONTUNMAP of any other source,
- * and of one never faulted (fr_remap_locked()).
+ * and of one never faulted (fr_remap_locked()). From 7.3 a VMA has an
+ * anonymous page offset of its own, which copy_vma() takes too; before,
+ * the file offset was both.
  */
 #if defined(FR_HAVE_COPY_VMA_5)
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
@@ -169,8 +172,20 @@ typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
  * plain call that does not grow without any lookup at all.
  */
 #define FR_MREMAP_5_ORDER 1
-#else
+#define fr_anon_page_index(vma, addr)	linear_page_index(vma, addr)
+#elif defined(FR_HAVE_VMA_ANON_PGOFF)
+typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
+						 unsigned long addr,
+						 unsigned long len,
+						 pgoff_t pgoff,
+						 pgoff_t anon_pgoff,
+						 bool *need_rmap_locks,
+						 bool keep_source);
+#define FR_COPY_VMA_KEEP_SOURCE 1
 #define FR_MREMAP_5_ORDER 0
+/* The index an anonymous folio mapped at @addr has (no checks: any VMA). */
+#define fr_anon_page_index(vma, addr)	__linear_anon_page_index(vma, addr)
+#else
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 unsigned long addr,
 						 unsigned long len,
@@ -178,6 +193,8 @@ typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 bool *need_rmap_locks,
 						 bool keep_source);
 #define FR_COPY_VMA_KEEP_SOURCE 1
+#define FR_MREMAP_5_ORDER 0
+#define fr_anon_page_index(vma, addr)	linear_page_index(vma, addr)
 #endif
 #if defined(FR_HAVE_VMA_FLAGS_T)
 typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm,

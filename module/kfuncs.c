@@ -32,18 +32,21 @@ void fr_flush_tlb_batched_pending(struct mm_struct *mm)
 
 struct vm_area_struct *fr_copy_vma(struct vm_area_struct **vmap,
 				   unsigned long addr, unsigned long len,
-				   pgoff_t pgoff, bool *need_rmap_locks,
-				   bool keep_source)
+				   pgoff_t pgoff, pgoff_t anon_pgoff,
+				   bool *need_rmap_locks, bool keep_source)
 {
-#if FR_COPY_VMA_KEEP_SOURCE
-	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks,
-		       keep_source);
-#else
+#if defined(FR_HAVE_COPY_VMA_5)
 	/*
 	 * No keep_source: fr_remap_locked() leaves MREMAP_DONTUNMAP of a
 	 * source this copy_vma() could merge with to mremap(2).
 	 */
 	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks);
+#elif defined(FR_HAVE_VMA_ANON_PGOFF)
+	return fr_call(copy_vma, vmap, addr, len, pgoff, anon_pgoff,
+		       need_rmap_locks, keep_source);
+#else
+	return fr_call(copy_vma, vmap, addr, len, pgoff, need_rmap_locks,
+		       keep_source);
 #endif
 }
 
@@ -63,7 +66,10 @@ unsigned long fr_get_unmapped_area(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags)
 {
-#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_VMA_FLAGS)
+	return fr_call(__get_unmapped_area, file, addr, len, pgoff, flags,
+		       EMPTY_VMA_FLAGS);
+#elif defined(FR_HAVE_GET_UNMAPPED_AREA_6)
 	return fr_call(__get_unmapped_area, file, addr, len, pgoff, flags, 0);
 #else
 	return get_unmapped_area(file, addr, len, pgoff, flags);
@@ -148,6 +154,16 @@ void fr_dontunmap_complete(struct vm_area_struct *vma,
 	    vma->vm_end != start + len)
 		return;
 	fr_call(unlink_anon_vmas, vma);
+#if defined(FR_HAVE_VMA_ANON_PGOFF)
+	/*
+	 * Unfaulted again: 7.3 keeps an unfaulted VMA's anonymous offset at
+	 * vm_start's page, as mm/vma.h's private vma_set_anon_pgoff() sets it.
+	 */
+#ifdef CONFIG_64BIT
+	vma->__vm_anon_pgoff_hi = (vma->vm_start >> PAGE_SHIFT) >> 32;
+#endif
+	vma->__vm_anon_pgoff_lo = (vma->vm_start >> PAGE_SHIFT) & GENMASK(31, 0);
+#endif
 	if (vma_is_anonymous(vma) && !vma->vm_file)
 		vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
 }

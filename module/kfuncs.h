@@ -20,10 +20,15 @@ int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd, unsigned long addr);
 /* A PTE reclaim cleared with its flush still pending must not move. */
 void fr_flush_tlb_batched_pending(struct mm_struct *mm);
 
+/*
+ * @anon_pgoff: the anonymous page offset the destination starts at
+ * (fr_anon_page_index() of the source address), which only 7.3+ keeps
+ * apart from @pgoff.
+ */
 struct vm_area_struct *fr_copy_vma(struct vm_area_struct **vmap,
 				   unsigned long addr, unsigned long len,
-				   pgoff_t pgoff, bool *need_rmap_locks,
-				   bool keep_source);
+				   pgoff_t pgoff, pgoff_t anon_pgoff,
+				   bool *need_rmap_locks, bool keep_source);
 
 bool fr_may_expand_vm(struct mm_struct *mm, struct vm_area_struct *vma,
 		      unsigned long npages);

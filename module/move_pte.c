@@ -184,7 +184,7 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 		if (locked)
 			fr_folio_move_anon(folio, dvma->anon_vma);
 		if (!FR_MUTANT(MOVE_NO_INDEX))
-			WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+			WRITE_ONCE(folio->index, fr_anon_page_index(dvma, dst));
 	}
 	/*
 	 * Until the flush, another CPU may write this page through a stale
@@ -275,7 +275,7 @@ static noinline int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma
 			fr_folio_move_anon(folio, dvma->anon_vma);
 			if (!FR_MUTANT(MOVE_NO_INDEX))
 				WRITE_ONCE(folio->index,
-					   linear_page_index(dvma, dst));
+					   fr_anon_page_index(dvma, dst));
 		}
 	}
 	pte = ptep_get_and_clear(b->mm, src, src_pte);
@@ -342,7 +342,7 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	}
 	fr_folio_move_anon(folio, dvma->anon_vma);
 	if (!FR_MUTANT(MOVE_NO_INDEX))
-		WRITE_ONCE(folio->index, linear_page_index(dvma, dst));
+		WRITE_ONCE(folio->index, fr_anon_page_index(dvma, dst));
 	if (dst_ptl != src_ptl) {
 		pgtable = fr_call(pgtable_trans_huge_withdraw, b->mm, src_pmd);
 		fr_call(pgtable_trans_huge_deposit, b->mm, dst_pmd, pgtable);

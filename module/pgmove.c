@@ -223,7 +223,7 @@ static void fr_reloc_pud(struct fr_reloc *m, pud_t *old_pud, pud_t *new_pud)
 	new_ptl = pud_lockptr(m->mm, new_pud);
 	fr_reloc_lock2(old_ptl, new_ptl);
 	pud = *old_pud;
-	pud_clear(old_pud);
+	fr_arch_pud_clear(old_pud);
 	fr_arch_pud_move(m->mm, new_pud, pud);
 	fr_unlock2(old_ptl, new_ptl);
 	fr_reloc_count(m, &m->stats.pud, 1);

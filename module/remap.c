@@ -21,6 +21,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/pagemap.h>
 #include <linux/uaccess.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/fastremap.h>
@@ -173,7 +174,8 @@ static long fr_remap_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	}
 	/* need_rmap_locks is not used: the mover always takes them. */
 	new_vma = fr_copy_vma(&vma, new_addr, new_len, fr_pgoff(vma, addr),
-			      &need_rmap_locks, dontunmap);
+			      fr_anon_page_index(vma, addr), &need_rmap_locks,
+			      dontunmap);
 	if (!new_vma) {
 		fr_vm_unacct_memory(r->charged);
 		return -ENOMEM;

@@ -71,7 +71,8 @@ DEFINE_STATIC_CALL_NULL(fr_sc_may_expand_vm, fr_may_expand_vm_fn);
 DEFINE_STATIC_CALL_NULL(fr_sc_security_vm_enough_memory_mm,
 			security_vm_enough_memory_mm);
 DEFINE_STATIC_CALL_NULL(fr_sc_unlink_anon_vmas, fr_unlink_anon_vmas_fn);
-#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_6) || \
+	defined(FR_HAVE_GET_UNMAPPED_AREA_VMA_FLAGS)
 DEFINE_STATIC_CALL_NULL(fr_sc___get_unmapped_area, __get_unmapped_area);
 #endif
 
@@ -173,7 +174,8 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(may_expand_vm),
 	FR_FN(security_vm_enough_memory_mm),
 	FR_FN(unlink_anon_vmas),
-#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_6) || \
+	defined(FR_HAVE_GET_UNMAPPED_AREA_VMA_FLAGS)
 	FR_FN(__get_unmapped_area),
 #endif
 #ifdef FR_FWD_MTE_SYNC_TAGS

@@ -95,8 +95,12 @@ DECLARE_STATIC_CALL(fr_sc_may_expand_vm, fr_may_expand_vm_fn);
 DECLARE_STATIC_CALL(fr_sc_security_vm_enough_memory_mm,
 		    security_vm_enough_memory_mm);
 DECLARE_STATIC_CALL(fr_sc_unlink_anon_vmas, fr_unlink_anon_vmas_fn);
-/* get_unmapped_area() became an inline over an internal function in 6.10. */
-#if defined(FR_HAVE_GET_UNMAPPED_AREA_6)
+/*
+ * get_unmapped_area() became an inline over an internal function in 6.10
+ * (whose last argument became a vma_flags_t in 7.3).
+ */
+#if defined(FR_HAVE_GET_UNMAPPED_AREA_6) || \
+	defined(FR_HAVE_GET_UNMAPPED_AREA_VMA_FLAGS)
 DECLARE_STATIC_CALL(fr_sc___get_unmapped_area, __get_unmapped_area);
 #endif
 

@@ -21,16 +21,47 @@ host_updates() {
 		awk -v s="$1" 'index($1, s "-") == 1 { print "deb", $2, $1, $3 }' | sort -u
 }
 
+# A suite whose kernel comes from another pocket (fr_suite_pocket:
+# trixie-bpo, experimental): the packages of chroot_pkgs with the kernel's
+# metapackages taken from that pocket. Prints nothing for the others.
+pocket_pkgs() {
+	local pocket p out=() pk
+	pocket=$(fr_suite_pocket "$1")
+	[ -n "$pocket" ] || return 0
+	IFS=, read -ra pk <<<"$chroot_pkgs"
+	for p in "${pk[@]}"; do
+		case $p in
+		linux-image-amd64 | linux-headers-amd64) p+=/$pocket ;;
+		esac
+		out+=("$p")
+	done
+	(IFS=,; printf '%s\n' "${out[*]}")
+}
+
+# Why mmdebstrap of a suite with a pocket failed, where the cause is the
+# archive's: the pocket no longer has the kernel's metapackages (they move
+# on: backports and experimental replace their kernels).
+pocket_gone() {
+	local suite=$1 log=$2 pocket
+	pocket=$(fr_suite_pocket "$suite")
+	[ -n "$pocket" ] || return 0
+	grep -qE "(Release|Version) '[^']*' for 'linux-(image|headers)-amd64' was not found|Unable to locate package linux-(image|headers)-amd64" "$log" || return 0
+	fr_die "$suite: $pocket has no linux-image-amd64 / linux-headers-amd64 any more (the metapackages of its kernel): the archive moved on; see $log"
+}
+
 # make_chroot SUITE [SOURCE_LINE...]: the update sources given, else this
-# machine's own of SUITE.
+# machine's own of SUITE's release.
 make_chroot() {
-	local suite=$1 dir tmp mirror extra=()
+	local suite=$1 dir tmp mirror extra=() release pocket pkgs
 	shift
 	dir=$(fr_chroot_dir "$suite")
+	release=$(fr_suite_release "$suite")
+	pocket=$(fr_suite_pocket "$suite")
+	pkgs=$(pocket_pkgs "$suite")
 	if [ $# -gt 0 ]; then
 		extra=("$@")
 	else
-		mapfile -t extra < <(host_updates "$suite")
+		mapfile -t extra < <(host_updates "$release")
 	fi
 	if [ -f "$dir/.fastremap-ready" ]; then
 		# Chroots made before the host's update sources were added get
@@ -59,11 +90,12 @@ make_chroot() {
 	mkdir -p "$FR_CACHE"
 	fr_log "creating $suite chroot (a few minutes, once)"
 	# sid's Release file on this mirror may be past Valid-Until.
-	mmdebstrap --variant=apt --include="$chroot_pkgs" \
+	[ -z "$pocket" ] || extra+=("deb $mirror $pocket main")
+	mmdebstrap --variant=apt --include="${pkgs:-$chroot_pkgs}" \
 		--aptopt='Acquire::Check-Valid-Until "false"' \
 		--customize-hook='rm -f "$1"/etc/kernel/postinst.d/initramfs-tools' \
-		"$suite" "$tmp" "deb $mirror $suite main" "${extra[@]}" >"$tmp.log" 2>&1 ||
-		{ tail -n 30 "$tmp.log" >&2; fr_die "mmdebstrap $suite failed"; }
+		"$release" "$tmp" "deb $mirror $release main" "${extra[@]}" >"$tmp.log" 2>&1 ||
+		{ tail -n 30 "$tmp.log" >&2; pocket_gone "$suite" "$tmp.log"; fr_die "mmdebstrap $suite failed"; }
 	rm -f "$tmp.log"
 	touch "$tmp/.fastremap-ready"
 	rm -rf "$dir"
@@ -82,11 +114,15 @@ apt_arm64() {
 		-o Acquire::Check-Valid-Until=false -o Debug::NoLocking=true "$@"
 }
 
-# The build root's apt sources of SUITE (and SUITE-security, SUITE-updates)
-# as "deb URI RELEASE COMPONENT" lines.
+# The build root's apt sources of SUITE's release (and RELEASE-security,
+# RELEASE-updates, and the pocket its kernel comes from) as
+# "deb URI RELEASE COMPONENT" lines.
 root_sources() {
+	local s p
+	s=$(fr_suite_release "$1")
+	p=$(fr_suite_pocket "$1")
 	fr_in_root "$1" apt-get indextargets --format '$(RELEASE) $(REPO_URI) $(COMPONENT)' |
-		awk -v s="$1" '$1 == s || index($1, s "-") == 1 { print "deb", $2, $1, $3 }' |
+		awk -v s="$s" -v p="$p" '$1 == s || $1 == p || index($1, s "-") == 1 { print "deb", $2, $1, $3 }' |
 		sort -u
 }
 

@@ -158,9 +158,8 @@ fi
 prel="$rel/plant" pstage="$stage/plant"
 fr_stage_src "$pstage"
 cp "$FR_BUILD/$suite/compat-generated.h" "$pstage/module/"
-keep=', bool keep_source' hdecl='struct folio;\nstruct folio *swap_cache_get_folio(void *planted);\n'
+hdecl='struct folio;\nstruct folio *swap_cache_get_folio(void *planted);\n'
 hname=swap_cache_get_folio
-grep -q '^#define FR_HAVE_COPY_VMA_5 ' "$pstage/module/compat-generated.h" && keep=
 if ! grep -q '^#define FR_HAVE_FOLIO ' "$pstage/module/compat-generated.h"; then
 	hdecl='void unlink_anon_vmas(void *planted);\n' hname=unlink_anon_vmas
 fi
@@ -170,16 +169,26 @@ typedef unsigned long pgoff_t;
 struct vm_area_struct;
 struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
 				unsigned long addr, unsigned long len,
-				pgoff_t pgoff, bool *need_rmap_locks
-				KEEP PLANTED)
+				pgoff_t pgoff,
+#ifdef FR_HAVE_VMA_ANON_PGOFF
+				pgoff_t anon_pgoff,
+#endif
+				bool *need_rmap_locks
+#ifndef FR_HAVE_COPY_VMA_5
+				, bool keep_source
+#endif
+				PLANTED)
 {
 	return 0;
 }
 PLANT
 # shellcheck disable=SC2059
 printf "$hdecl" >"$pstage/plant.h"
-if ! gcc -gbtf -c -DKEEP="$keep" -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
-	! gcc -gbtf -c -DKEEP="$keep" -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
+# copy_vma() as this kernel has it (5.10 lacks keep_source, 7.3 added
+# anon_pgoff): the probes say.
+probes=(-include "$pstage/module/compat-generated.h")
+if ! gcc -gbtf -c "${probes[@]}" -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
+	! gcc -gbtf -c "${probes[@]}" -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
 	fr_die "gcc -gbtf: cannot make the planted BTF"
 fi
 # plant_build NAME MAKE-ARGUMENTS...: builds decls.o; its log in NAME.log.

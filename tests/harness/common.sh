@@ -23,8 +23,30 @@ esac
 FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 # The kernels make check-reach adds (tests/harness/lane-reach.sh): bullseye
 # is Debian 11's 5.10, the oldest supported kernel (no folios: no
-# FASTREMAP_IOC_MOVE there).
-FR_REACH_SUITES="bullseye"
+# FASTREMAP_IOC_MOVE there); trixie-bpo and experimental are 7.3 (below).
+FR_REACH_SUITES="bullseye trixie-bpo experimental"
+
+# Suites whose kernel comes from another pocket of the archive than their
+# release's own: a chroot of RELEASE with POCKET added, the kernel's
+# metapackages (linux-image-amd64, linux-headers-amd64) taken from POCKET
+# and the rest from RELEASE (whose gcc built that kernel). trixie-bpo:
+# Debian 13 with trixie-backports' 7.3 (gcc-14); experimental: unstable
+# with experimental's 7.3 release candidate (gcc-16).
+# fr_suite_release SUITE, fr_suite_pocket SUITE (empty: the release's own).
+fr_suite_release() {
+	case $1 in
+	trixie-bpo) echo trixie ;;
+	experimental) echo sid ;;
+	*) echo "$1" ;;
+	esac
+}
+fr_suite_pocket() {
+	case $1 in
+	trixie-bpo) echo trixie-backports ;;
+	experimental) echo experimental ;;
+	esac
+	return 0
+}
 
 # fr_prepare ARCH...: the three kernels of each architecture, ready to
 # build against and boot (scripts/prepare-kernels.sh; cached).
