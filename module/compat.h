@@ -148,7 +148,6 @@ typedef void (fr_flush_tlb_mm_range_fn)(struct mm_struct *mm,
 					bool freed_tables);
 typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
 /*
-/*
  * copy_vma() takes keep_source (MREMAP_DONTUNMAP) from 6.1 on: the fix
  * that added it reached Debian 12's 6.1 as a backport. Without it (5.10)
  * copy_vma() may merge an unfaulted source into its copy, and mremap(2)

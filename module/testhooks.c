@@ -229,7 +229,6 @@ void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 struct fr_mn_hook {
 	struct mmu_notifier mn;
 	bool registered;
-	void (*reset)(void);
 };
 
 static DEFINE_MUTEX(fr_mn_lock);
@@ -245,7 +244,12 @@ static void fr_mn_unregister(struct fr_mn_hook *h)
 	h->registered = false;
 }
 
-static int fr_mn_set(struct fr_mn_hook *h, const char *val)
+/*
+ * Always inlined, so that @reset is a direct call: a call through a
+ * pointer would go through a retpoline thunk (check-ko refuses those).
+ */
+static __always_inline int fr_mn_set(struct fr_mn_hook *h, const char *val,
+				     void (*reset)(void))
 {
 	int n, ret = kstrtoint(val, 0, &n);
 
@@ -255,7 +259,7 @@ static int fr_mn_set(struct fr_mn_hook *h, const char *val)
 		return -EINVAL;
 	mutex_lock(&fr_mn_lock);
 	fr_mn_unregister(h);
-	h->reset();
+	reset();
 	if (n) {
 		ret = mmu_notifier_register(&h->mn, current->mm);
 		h->registered = !ret;
@@ -332,12 +336,11 @@ static void fr_rec_reset(void)
 
 static struct fr_mn_hook fr_rec_hook = {
 	.mn.ops = &fr_rec_mn_ops,
-	.reset = fr_rec_reset,
 };
 
 static int fr_set_record(const char *val, const struct kernel_param *kp)
 {
-	return fr_mn_set(&fr_rec_hook, val);
+	return fr_mn_set(&fr_rec_hook, val, fr_rec_reset);
 }
 
 static int fr_get_record(char *buf, const struct kernel_param *kp)
@@ -392,12 +395,11 @@ static void fr_flush_reset(void)
 
 static struct fr_mn_hook fr_flush_hook = {
 	.mn.ops = &fr_flush_mn_ops,
-	.reset = fr_flush_reset,
 };
 
 static int fr_set_count_flushes(const char *val, const struct kernel_param *kp)
 {
-	return fr_mn_set(&fr_flush_hook, val);
+	return fr_mn_set(&fr_flush_hook, val, fr_flush_reset);
 }
 
 static const struct kernel_param_ops fr_count_flushes_ops = {
