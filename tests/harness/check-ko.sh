@@ -75,7 +75,7 @@ indirect=$(printf '%s\n' "$dis" | awk '
 	function flush(reloc) {
 		if (pending == "")
 			return
-		if (!(pending ~ /call +\*0x0(\(%rip\))?$/ && reloc ~ /[[:space:]]pv_ops[+-]/) &&
+		if (!(pending ~ /call +\*0x0(\(%rip\))?([[:space:]]|$)/ && reloc ~ /[[:space:]]pv_ops[+-]/) &&
 		    fn != "fr_test_pointer_call")
 			print fn ": " pending (reloc == "" ? "" : " <" reloc ">")
 		pending = ""
