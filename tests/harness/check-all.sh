@@ -20,12 +20,14 @@ set -uo pipefail
 
 mkdir -p "$FR_TOP/build"
 rc=0
+logs=()
 # part NAME LOG COMMAND...: runs one part, its output shown and kept in
 # LOG, and adds the summary of its last line to the totals (its test
 # cases from the split line before it; without one, all of them).
 part() {
 	local name=$1 log=$2 p f s cp cf cs
 	shift 2
+	logs+=("$log")
 	"$@" | tee "$log"
 	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
 	read -r p f s < <(tap_read_summary "$log")
@@ -53,6 +55,20 @@ done
 if [ "${FASTREMAP_CHECK_DKMS_ARM64:-}" = 1 ]; then
 	echo "# ===== DKMS on arm64"
 	part "DKMS on arm64" "$FR_TOP/build/check-dkms-arm64.log" "$FR_HARNESS/check-dkms-arm64.sh"
+fi
+# Every failure again, with the stream it belongs to and its first
+# diagnostic lines, just above the totals: where only the tail of a run's
+# output is kept (CI), the tail names what failed.
+failed=$(for l in "${logs[@]}"; do
+	awk -v lane="$(basename "$l" .log)" '
+		/^# [A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/ { stream = $2 }
+		/^not ok/ { print lane " (in or after " stream "): " $0; n = 2; next }
+		n > 0 && /^#/ { print "    " $0; n--; next }
+		{ n = 0 }' "$l"
+done | head -n 30)
+if [ -n "$failed" ]; then
+	echo "# ===== what failed"
+	printf '%s\n' "$failed" | sed 's/^/# /'
 fi
 tap_total
 exit "$rc"
