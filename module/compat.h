@@ -212,6 +212,12 @@ typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
 #define FR_MREMAP_EARLY_TARGET_CHECKS FR_MUTANT(ERRNO_ORDER)
 #define FR_MREMAP_MULTI_VMA_MOVES 0
 #endif
+/*
+ * Whether mremap(2) checks a target it is named before it looks up the
+ * source (5.10 and 7.x), or in mremap_to() after the source checks (6.x).
+ */
+#define FR_MREMAP_TARGET_FIRST \
+	(FR_MREMAP_EARLY_TARGET_CHECKS || FR_MREMAP_5_ORDER)
 
 /* 7.x keeps __anon_vma_prepare() in mm/internal.h; 6.x in linux/rmap.h. */
 typedef int (fr___anon_vma_prepare_fn)(struct vm_area_struct *vma);

@@ -382,7 +382,7 @@ static long fr_remap_to(struct mm_struct *mm, struct vm_area_struct *vma,
 	bool target_mapped = false, unmapped = false;
 	long err;
 
-	if (!FR_MREMAP_EARLY_TARGET_CHECKS && !FR_MREMAP_5_ORDER) {
+	if (!FR_MREMAP_TARGET_FIRST) {
 		err = fr_check_new_addr(r);
 		if (err)
 			return err;
@@ -538,20 +538,11 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 	r->new_len = PAGE_ALIGN(new_len_raw);
 	if (!r->new_len)
 		return -EINVAL;
-	/*
-	 * 7.x's check_mremap_params(): the new length, and the target of a
-	 * call that names one, are checked before the source is looked up.
-	 */
-	if (FR_MREMAP_EARLY_TARGET_CHECKS) {
-		if (r->new_len > TASK_SIZE)
-			return -EINVAL;
-		if (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
-			ret = fr_check_new_addr(r);
-			if (ret)
-				return ret;
-		}
-	} else if (FR_MREMAP_5_ORDER &&
-		   (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
+	/* 7.x's check_mremap_params() checks the new length first. */
+	if (FR_MREMAP_EARLY_TARGET_CHECKS && r->new_len > TASK_SIZE)
+		return -EINVAL;
+	if (FR_MREMAP_TARGET_FIRST &&
+	    (r->flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
 		ret = fr_check_new_addr(r);
 		if (ret)
 			return ret;
