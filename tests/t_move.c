@@ -1149,12 +1149,8 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		seed = strtoull(argv[1], NULL, 0);
 	tap_diag("seed %llu", (unsigned long long)seed);
-	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
-		return tap_done();
-	}
-	if (!t_move_supported(fd))
+	fd = t_open_mover();
+	if (fd < 0)
 		return tap_done();
 	info_case();
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)

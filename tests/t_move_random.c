@@ -195,12 +195,8 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		batches = atoi(argv[2]);
 	tap_diag("seed %llu, %d batches", (unsigned long long)seed, batches);
-	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
-		return tap_done();
-	}
-	if (!t_move_supported(fd))
+	fd = t_open_mover();
+	if (fd < 0)
 		return tap_done();
 	run_heap("small pages", 0, 0, 0);
 	run_heap("THP heap", 1, 0, 0);

@@ -378,12 +378,8 @@ int main(int argc, char **argv)
 		batches = atoi(argv[2]);
 	tap_diag("seed %llu, %d batches, %d mutator threads", (unsigned long long)seed,
 		 batches, MUTATORS);
-	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
-		return tap_done();
-	}
-	if (!t_move_supported(fd))
+	fd = t_open_mover();
+	if (fd < 0)
 		return tap_done();
 	shared_vec_case();
 	why = t_swap_setup();

@@ -149,12 +149,8 @@ int main(int argc, char **argv)
 		batches = atoi(argv[2]);
 	rng = t_mix64(seed) | 1;
 	tap_diag("seed %llu, %d batches", (unsigned long long)seed, batches);
-	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
-		return tap_done();
-	}
-	if (!t_move_supported(fd))
+	fd = t_open_mover();
+	if (fd < 0)
 		return tap_done();
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 	if (uffd < 0) {

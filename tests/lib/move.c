@@ -211,6 +211,21 @@ int t_move_supported(int fd)
 	return 0;
 }
 
+int t_open_mover(void)
+{
+	int fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
+		return -1;
+	}
+	if (!t_move_supported(fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int t_have_uffd_move(void)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };

@@ -695,6 +695,13 @@ struct uffdio_move {
  */
 int t_move_supported(int fd);
 
+/*
+ * The device, opened read-write for a MOVE program: its descriptor, or
+ * -1 once a failed open is reported (not ok) or t_move_supported() said
+ * no (the program then ends with tap_done()).
+ */
+int t_open_mover(void);
+
 /* Whether the running kernel has UFFDIO_MOVE (6.1 refuses the feature). */
 int t_have_uffd_move(void);
 
