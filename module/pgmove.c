@@ -175,13 +175,14 @@ static pmd_t *fr_new_pmd(struct fr_reloc *m, enum fr_mode mode, pud_t *pud,
  */
 void fr_lock2(spinlock_t *a, spinlock_t *b)
 {
-	if (a > b)
+	if (a > b && fr_hook_lock_swap())
 		swap(a, b);
 	fr_lock2_unordered(a, b);
 }
 
 void fr_lock2_unordered(spinlock_t *a, spinlock_t *b)
 {
+	fr_hook_lock_pair(a, b);
 	spin_lock(a);
 	if (b != a)
 		spin_lock_nested(b, SINGLE_DEPTH_NESTING);

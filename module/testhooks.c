@@ -221,6 +221,51 @@ void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 	atomic64_add(n, &move_prof[slot]);
 }
 
+static atomic64_t fr_lock_pairs, fr_lock_swapped, fr_lock_descending;
+static atomic_t fr_lock_probe = ATOMIC_INIT(0);
+
+void fr_hook_lock_pair(const spinlock_t *first, const spinlock_t *second)
+{
+	if (first == second)
+		return;
+	atomic64_inc(&fr_lock_pairs);
+	if (first > second)
+		atomic64_inc(&fr_lock_descending);
+}
+
+bool fr_hook_lock_swap(void)
+{
+	if (atomic_xchg(&fr_lock_probe, 0))
+		return false;
+	atomic64_inc(&fr_lock_swapped);
+	return true;
+}
+
+static int fr_lock_pairs_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "pairs %lld swapped %lld descending %lld\n",
+			  (long long)atomic64_read(&fr_lock_pairs),
+			  (long long)atomic64_read(&fr_lock_swapped),
+			  (long long)atomic64_read(&fr_lock_descending));
+}
+
+static int fr_lock_pairs_set(const char *val, const struct kernel_param *kp)
+{
+	atomic64_set(&fr_lock_pairs, 0);
+	atomic64_set(&fr_lock_swapped, 0);
+	atomic64_set(&fr_lock_descending, 0);
+	atomic_set(&fr_lock_probe, sysfs_streq(val, "probe"));
+	return 0;
+}
+
+static const struct kernel_param_ops fr_lock_pairs_ops = {
+	.set = fr_lock_pairs_set,
+	.get = fr_lock_pairs_get,
+};
+module_param_cb(lock_pairs, &fr_lock_pairs_ops, NULL, 0600);
+MODULE_PARM_DESC(lock_pairs,
+		 "page-table lock pairs taken, swapped into address order, taken higher first; a write zeroes, \"probe\": the next pair handed higher first is taken so (tests only)");
+
 /*
  * A test build's mmu notifier on the writer's mm: writing 1 to its
  * parameter registers it (an earlier registration goes, and @reset

@@ -7,6 +7,7 @@
 #ifndef FASTREMAP_TESTHOOKS_H
 #define FASTREMAP_TESTHOOKS_H
 
+#include <linux/spinlock_types.h>
 #include <linux/types.h>
 #ifdef FR_TEST_HOOKS
 #include <linux/sched/clock.h>
@@ -50,6 +51,17 @@ unsigned long fr_hook_pass_budget(unsigned long dflt);
 /* move_pass_pages=N: FASTREMAP_IOC_MOVE passes of N pages (0: @dflt). */
 unsigned long fr_hook_move_pass_pages(unsigned long dflt);
 void fr_hook_prof_add(enum fr_prof_slot slot, u64 n);
+/*
+ * lock_pairs: "pairs P swapped S descending D": pairs of two distinct
+ * page-table locks taken, those fr_lock2() was handed higher address first
+ * and swapped, and those taken higher address first. Any write zeroes
+ * them; writing "probe" also makes fr_lock2() take the next pair it is
+ * handed higher first as it is (the detector's positive control: a test
+ * with no other mover running).
+ */
+void fr_hook_lock_pair(const spinlock_t *first, const spinlock_t *second);
+/* Whether fr_lock2() swaps a pair handed to it higher address first. */
+bool fr_hook_lock_swap(void);
 /* A clock for move_prof: 0 in builds without it, where nothing is added. */
 #define fr_hook_prof_clock()	local_clock()
 
@@ -85,6 +97,16 @@ static inline unsigned long fr_hook_move_pass_pages(unsigned long dflt)
 
 static inline void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
 {
+}
+
+static inline void fr_hook_lock_pair(const spinlock_t *first,
+				     const spinlock_t *second)
+{
+}
+
+static inline bool fr_hook_lock_swap(void)
+{
+	return true;
 }
 
 #define fr_hook_prof_clock()	0ULL

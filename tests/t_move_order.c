@@ -49,7 +49,13 @@
  * time (else nothing raced); the module's THP move moved a THP entry
  * whole, and both THPs are still whole at the end.
  *
- * Without UFFDIO_MOVE (6.1) every scenario skips.
+ * Before the races, on every kernel: the order itself, from the test
+ * build's count of the pairs the module takes (order_run()): for each
+ * scenario's mover and layout, a round trip hands the module a pair with
+ * the source's lock above the destination's, and none is taken higher
+ * address first; the count's control takes one so on purpose.
+ *
+ * Without UFFDIO_MOVE (6.1) the races skip.
  *
  * Usage: t_move_order [--mremap] [--only NAME] [SECONDS]
  * SECONDS: per scenario (default 8).
@@ -353,7 +359,7 @@ static int map_fixed(char *p, size_t len)
  *   | ...S... |  ...  |X| ........ | ...D... | .... |Y| ........ |
  *   \---------- one PTE table ----/\---------- the next --------/
  */
-static int setup_pte(struct setup *st)
+static int setup_pte(struct setup *st, int with_xy)
 {
 	const size_t xy = 16 * PG;
 	char *r = t_map_aligned(SZ_4M, SZ_2M, PROT_READ | PROT_WRITE,
@@ -368,6 +374,8 @@ static int setup_pte(struct setup *st)
 	st->x = r + SZ_1M;
 	st->y = r + 3 * SZ_1M;
 	tag_region(st->s, PG, TAG_S);
+	if (!with_xy)
+		return 0;
 	if (munmap(st->x - PG, xy + 2 * PG) || munmap(st->y - PG, xy + 2 * PG) ||
 	    map_fixed(st->x, xy) || map_fixed(st->y, xy))
 		return -1;
@@ -385,7 +393,7 @@ static int setup_pte(struct setup *st)
  * PROT_NONE reservation, which merges with nothing. S and X are under
  * one PMD table (the 1 GiB below P), D and Y under the next.
  */
-static int setup_thp(struct setup *st)
+static int setup_thp(struct setup *st, int with_xy)
 {
 	char *base = t_reserve(SZ_1G + 32 * SZ_1M, &st->area), *p, *m;
 	struct t_range rg[2];
@@ -402,28 +410,120 @@ static int setup_thp(struct setup *st)
 	st->y = p + 8 * SZ_1M;
 	st->sd_lo = (uintptr_t)m;
 	st->sd_hi = (uintptr_t)p + 4 * SZ_1M;
-	if (map_fixed(m, 10 * SZ_1M) || map_fixed(st->x, SZ_2M) || map_fixed(st->y, SZ_2M))
+	if (map_fixed(m, 10 * SZ_1M) ||
+	    (with_xy && (map_fixed(st->x, SZ_2M) || map_fixed(st->y, SZ_2M))))
 		return -1;
-	if (madvise(m, 10 * SZ_1M, MADV_HUGEPAGE) || madvise(st->x, SZ_2M, MADV_HUGEPAGE) ||
-	    madvise(st->y, SZ_2M, MADV_HUGEPAGE)) {
+	if (madvise(m, 10 * SZ_1M, MADV_HUGEPAGE) ||
+	    (with_xy && (madvise(st->x, SZ_2M, MADV_HUGEPAGE) ||
+			 madvise(st->y, SZ_2M, MADV_HUGEPAGE)))) {
 		snprintf(st->skip, sizeof(st->skip), "no MADV_HUGEPAGE (%s)", strerror(errno));
 		return 0;
 	}
 	tag_region(st->s, SZ_2M, TAG_S);
-	tag_region(st->x, SZ_2M, TAG_X);
+	if (with_xy)
+		tag_region(st->x, SZ_2M, TAG_X);
 	rg[0] = (struct t_range){ (uintptr_t)st->s, (uintptr_t)st->s + SZ_2M };
 	rg[1] = (struct t_range){ (uintptr_t)st->x, (uintptr_t)st->x + SZ_2M };
-	if (t_smaps_ranges(rg, 2, sm))
+	if (t_smaps_ranges(rg, with_xy ? 2 : 1, sm))
 		return -1;
+	if (!with_xy)
+		sm[1].anon_huge_kb = 2048;
 	if (sm[0].anon_huge_kb < 2048 || sm[1].anon_huge_kb < 2048) {
 		snprintf(st->skip, sizeof(st->skip),
 			 "no THP given to a MADV_HUGEPAGE region (AnonHugePages %ld and %ld kB)",
 			 sm[0].anon_huge_kb, sm[1].anon_huge_kb);
 		return 0;
 	}
-	if (uffd_register(st->x, SZ_2M) || uffd_register(st->y, SZ_2M))
+	if (with_xy && (uffd_register(st->x, SZ_2M) || uffd_register(st->y, SZ_2M)))
 		return -1;
 	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The order itself, counted: deterministic, on every kernel               */
+
+#define LOCK_PAIRS "/sys/module/fastremap/parameters/lock_pairs"
+
+struct pairs {
+	long long pairs, swapped, descending;
+};
+
+static int read_pairs(struct pairs *p)
+{
+	char buf[128];
+
+	if (t_read_str(LOCK_PAIRS, buf, sizeof(buf)))
+		return -1;
+	return sscanf(buf, "pairs %lld swapped %lld descending %lld", &p->pairs, &p->swapped,
+		      &p->descending) == 3 ? 0 : -1;
+}
+
+/* S -> D -> S, the data checked after each move: 0, or -1 with r->why set. */
+static int round_trip(struct racer *r)
+{
+	if (move_once(r, r->a, r->b))
+		return -1;
+	if (tag_ok(r->b, r->len, r->tag)) {
+		snprintf(r->why, sizeof(r->why), "data wrong at %p after a move", r->b);
+		return -1;
+	}
+	if (move_once(r, r->b, r->a))
+		return -1;
+	if (tag_ok(r->a, r->len, r->tag)) {
+		snprintf(r->why, sizeof(r->why), "data wrong at %p after a move", r->a);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The races above can only hit the window; the test build counts the
+ * pairs the module takes (lock_pairs). One round trip S -> D -> S hands
+ * the module one pair whose source lock lies above the destination's
+ * (whichever table's lock lies higher), and it must take every pair
+ * lower address first. The detector's control: "probe" makes the module
+ * take the next pair it is handed higher first as it is, and the count
+ * must show that one pair. Alone in the guest, nothing can take a pair
+ * in the other order meanwhile.
+ */
+static void order_run(const struct scenario *sc, int can_move)
+{
+	struct setup st;
+	struct racer r;
+	struct pairs pc = { 0 }, pp = { 0 };
+	int ok, okp;
+
+	if (sc->a == IOC_MOVE && !can_move) {
+		tap_skip_test("no FASTREMAP_IOC_MOVE on this kernel", "%s: lock order", sc->name);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	if (sc->layout == PTE_TABLES ? setup_pte(&st, 0) : setup_thp(&st, 0)) {
+		tap_ok(0, "%s: lock order: set up the layout (%s)", sc->name, strerror(errno));
+		t_release(&st.area);
+		return;
+	}
+	if (st.skip[0]) {
+		tap_skip_test(st.skip, "%s: lock order", sc->name);
+		t_release(&st.area);
+		return;
+	}
+	r = (struct racer){ .how = sc->a, .a = st.s, .b = st.d, .len = st.len, .tag = TAG_S };
+	ok = !t_write_str(LOCK_PAIRS, "0") && !round_trip(&r) && !read_pairs(&pc);
+	okp = ok && !t_write_str(LOCK_PAIRS, "probe") && !round_trip(&r) && !read_pairs(&pp);
+	t_write_str(LOCK_PAIRS, "0");
+	tap_ok(ok, "%s: lock order: a round trip moved and kept its data%s%s", sc->name,
+	       r.why[0] ? ": " : "", r.why);
+	tap_ok(ok && pc.swapped + pc.descending >= 1,
+	       "%s: lock order: a pair was handed with the source's lock above (%lld of %lld)",
+	       sc->name, pc.swapped + pc.descending, pc.pairs);
+	tap_ok(ok && pc.pairs >= 2 && pc.descending == 0,
+	       "%s: lock order: every page-table lock pair taken lower address first "
+	       "(%lld pairs, %lld taken higher first)", sc->name, pc.pairs, pc.descending);
+	tap_ok(okp && pp.descending == 1,
+	       "%s: lock order control: the pair taken higher first on purpose is counted "
+	       "(%lld of %lld)", sc->name, pp.descending, pp.pairs);
+	t_release(&st.area);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -437,7 +537,7 @@ static void run(const struct scenario *sc, int seconds)
 	int bad;
 
 	memset(&st, 0, sizeof(st));
-	if (sc->layout == PTE_TABLES ? setup_pte(&st) : setup_thp(&st)) {
+	if (sc->layout == PTE_TABLES ? setup_pte(&st, 1) : setup_thp(&st, 1)) {
 		tap_ok(0, "%s: set up the layout (%s)", sc->name, strerror(errno));
 		t_release(&st.area);
 		return;
@@ -527,11 +627,19 @@ int main(int argc, char **argv)
 	}
 	t_probe_init();
 	if (!mremap_mode) {
+		struct fastremap_info info;
+
 		fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
 		if (fd < 0) {
 			tap_ok(0, "open %s: %s", FASTREMAP_DEVICE, strerror(errno));
 			return tap_done();
 		}
+		if (!tap_ok(!access(LOCK_PAIRS, W_OK), "test hook lock_pairs present"))
+			return tap_done();
+		for (size_t i = 0; i < n; i++)
+			if (!only || !strcmp(only, list[i].name))
+				order_run(&list[i], !t_info(fd, &info) &&
+						    (info.features & FASTREMAP_FEAT_MOVE));
 	}
 	/* As an unprivileged process may: user-mode-only faults (5.11+). */
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
