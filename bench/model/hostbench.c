@@ -9,9 +9,10 @@
  *   load_dram  a pointer chase over a page-table-like layout: 8-byte
  *              entries, consecutive steps in different 4 KiB tables, in a
  *              random order over a region larger than the last-level cache
- * Core cycles, not TSC ticks: the core clock is measured first with a chain
- * of dependent adds (one cycle each on every x86-64 core of the model), so
- * turbo or a hypervisor's clock does not skew the figures.
+ * Core cycles, not TSC ticks: every round of a class is timed between two
+ * readings of the core clock, a chain of dependent adds (one cycle each on
+ * every x86-64 core of the model), so turbo or a hypervisor's clock does not
+ * skew the figures; each figure is the least of 11 rounds.
  * Output: one line per class, "CLASS NS_PER_OP CYCLES_PER_OP", after
  * "# ..." comments (core GHz, region size, huge pages).
  * Usage: hostbench [REGION_MIB]   (default 1024)
@@ -38,31 +39,6 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/*
- * Core GHz: 64 dependent register adds per round, one cycle each (not an
- * immediate add: Golden Cove's renamer folds chains of those, up to several
- * per cycle, which measured a 14 GHz "clock" here).
- */
-static double core_ghz(void)
-{
-	const long rounds = 4000000;
-	double best = 0;
-
-	for (int r = 0; r < 5; r++) {
-		uint64_t x = 1, one = 1;
-		double t0 = now_ns();
-
-		for (long i = 0; i < rounds; i++)
-			__asm__ volatile(".rept 64\n\tadd %1, %0\n\t.endr"
-					 : "+r"(x) : "r"(one));
-		double ghz = 64.0 * rounds / (now_ns() - t0);
-
-		if (ghz > best)
-			best = ghz;
-	}
-	return best;
 }
 
 static uint64_t cell[64] __attribute__((aligned(64)));
@@ -98,21 +74,63 @@ static void run_chase(long n, void *arg)
 		abort();
 }
 
-/* The fastest of five runs of n operations: ns per operation. */
-static double best_of(void (*run)(long, void *), long n, void *arg)
+/*
+ * ns per dependent add: 64 x 100000 register adds, one cycle each, the core
+ * clock of this moment (not an immediate add: Golden Cove's renamer folds
+ * chains of those, several per cycle, which measured a 14 GHz "clock" here).
+ */
+static double add_ns(void)
+{
+	uint64_t x = 1, one = 1;
+	double t0 = now_ns();
+
+	for (long i = 0; i < 100000; i++)
+		__asm__ volatile(".rept 64\n\tadd %1, %0\n\t.endr"
+				 : "+r"(x) : "r"(one));
+	return (now_ns() - t0) / (64 * 100000.0);
+}
+
+#define ROUNDS 11
+
+/*
+ * ROUNDS runs of n operations, each between two readings of the core clock:
+ * ns per operation, the least of the rounds (what a busy host adds to a
+ * round only makes it slower), and core cycles per operation, that over the
+ * least ns per add of the same rounds.
+ */
+static void best_of(void (*run)(long, void *), long n, void *arg, double *ns, double *cyc)
+{
+	double add = 1e30;
+
+	*ns = 1e30;
+	for (int r = 0; r < ROUNDS; r++) {
+		double a = add_ns(), t0 = now_ns();
+
+		run(n, arg);
+		double d = (now_ns() - t0) / n, b = add_ns();
+
+		if (d < *ns)
+			*ns = d;
+		if (a < add)
+			add = a;
+		if (b < add)
+			add = b;
+	}
+	*cyc = *ns / add;
+}
+
+/* The core clock, GHz: the fastest of ROUNDS readings. */
+static double core_ghz(void)
 {
 	double best = 1e30;
 
-	for (int r = 0; r < 5; r++) {
-		double t0 = now_ns();
+	for (int r = 0; r < ROUNDS; r++) {
+		double a = add_ns();
 
-		run(n, arg);
-		double d = (now_ns() - t0) / n;
-
-		if (d < best)
-			best = d;
+		if (a < best)
+			best = a;
 	}
-	return best;
+	return 1 / best;
 }
 
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
@@ -133,12 +151,14 @@ int main(int argc, char **argv)
 
 	printf("# core clock %.3f GHz (dependent adds)\n", ghz);
 
-	double x = best_of(run_xchg, 8000000, NULL);
-	double s = best_of(run_store, 80000000, NULL);
+	double x, xc, s, sc, l1, l1c, dram, dramc;
+
+	best_of(run_xchg, 4000000, NULL, &x, &xc);
+	best_of(run_store, 40000000, NULL, &s, &sc);
 
 	/* L1: one entry pointing at itself. */
 	cell[8] = (uint64_t)&cell[8];
-	double l1 = best_of(run_chase, 80000000, &cell[8]);
+	best_of(run_chase, 40000000, &cell[8], &l1, &l1c);
 
 	char *reg = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -192,15 +212,16 @@ int main(int argc, char **argv)
 	*prev = (uint64_t)first;
 	free(perm);
 
-	long steps = lines < 4000000 ? (long)lines : 4000000;
-	double dram = best_of(run_chase, steps, first);
+	long steps = lines < 1000000 ? (long)lines : 1000000;
+
+	best_of(run_chase, steps, first, &dram, &dramc);
 
 	printf("# region %zu MiB, %zu tables of 4 KiB, MADV_HUGEPAGE %s, %ld steps per run\n",
 	       mib, tables, huge ? "accepted" : "refused", steps);
-	printf("atomic %.3f %.2f\n", x, x * ghz);
-	printf("store %.3f %.2f\n", s, s * ghz);
-	printf("load %.3f %.2f\n", l1, l1 * ghz);
-	printf("load_dram %.3f %.2f\n", dram, dram * ghz);
+	printf("atomic %.3f %.2f\n", x, xc);
+	printf("store %.3f %.2f\n", s, sc);
+	printf("load %.3f %.2f\n", l1, l1c);
+	printf("load_dram %.3f %.2f\n", dram, dramc);
 	munmap(reg, len);
 	return 0;
 }
