@@ -133,6 +133,10 @@ report() {
 		echo
 		awk -F, -v fmt=text -f "$BENCH/counts-table.awk" "$csv"
 		{ echo; awk -F, -v fmt=md -f "$BENCH/counts-table.awk" "$csv"; } >>"$base.md"
+		# The hardware cost model on these counts, beside the emulated time.
+		echo
+		awk -F, -v fmt=text -f "$BENCH/model/model.awk" "$BENCH/model/costs.tsv" "$csv"
+		{ echo; awk -F, -v fmt=md -f "$BENCH/model/model.awk" "$BENCH/model/costs.tsv" "$csv"; } >>"$base.md"
 	fi
 	awk -F, -f "$BENCH/plotdata.awk" "$csv" >"$LOGDIR/$kernel.dat"
 	rm -f "$base.png"
