@@ -21,8 +21,9 @@
 # another program's exit status or another kernel-log finding after the
 # insmod (counted apart; fails unless tests/mutants declares it for that
 # kernel). error: a program failed that did not pass unplanted, a
-# host-load symptom (soft lockup, RCU stall, hung task, TCG's int3 Oops),
-# a guest that died before the module loaded or did not run to the end.
+# host-load symptom (soft lockup, RCU stall, hung task, TCG's int3 Oops)
+# unless the named case had failed before it, a guest that died before
+# the module loaded or did not run to the end.
 # Only a program that passed against the unplanted module in the same run
 # is judged, and the named case must be among its passing cases there.
 # The killer runs first; the guest stops at the first failing program.
@@ -227,6 +228,18 @@ verdict() {
 		return
 	fi
 	l=$(grep -nE "^\[ *[0-9]+\.[0-9]+\] .*($LOAD_RE)" "$log" | head -n 1)
+	# The named case failed before the first such symptom: what came after
+	# cannot have made it fail (a lock-order mutant fails its counted case,
+	# then deadlocks for real in the races that follow it).
+	if [ -n "$l" ] && [ "${kc#kernel log: }" = "$kc" ] &&
+		grep -qx "$prog" "$results/baseline-passed-$suite"; then
+		line=$(grep -nE '^not ok [0-9]+ ' "$log" | grep -m1 -F -- "$kc")
+		if [ -n "$line" ] && [ "${line%%:*}" -lt "${l%%:*}" ] &&
+			[ "$(running_at "$log" "${line%%:*}")" = "$prog" ]; then
+			echo "killed|$prog: ${line#*:}"
+			return
+		fi
+	fi
 	if [ -n "$l" ]; then
 		echo "error|host-load symptom, judges nothing: $(echo "${l#*:}" | cut -c1-100)"
 		return
