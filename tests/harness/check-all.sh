@@ -61,7 +61,7 @@ fi
 # output is kept (CI), the tail names what failed.
 failed=$(for l in "${logs[@]}"; do
 	awk -v lane="$(basename "$l" .log)" '
-		/^# [A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/ { stream = $2 }
+		/^# [A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/ { stream = $2; n = 0; next }
 		/^not ok/ { print lane " (in or after " stream "): " $0; n = 2; next }
 		n > 0 && /^#/ { print "    " $0; n--; next }
 		{ n = 0 }' "$l"
