@@ -439,6 +439,26 @@ static int setup_thp(struct setup *st, int with_xy)
 	return 0;
 }
 
+/*
+ * The scenario's layout, X and Y too if @with_xy: 0, or -1 once a failure
+ * or a skip of @what is reported (nothing left mapped).
+ */
+static int set_up(const struct scenario *sc, struct setup *st, int with_xy, const char *what)
+{
+	memset(st, 0, sizeof(*st));
+	if (sc->layout == PTE_TABLES ? setup_pte(st, with_xy) : setup_thp(st, with_xy)) {
+		tap_ok(0, "%s: set up the layout (%s)", what, strerror(errno));
+		t_release(&st->area);
+		return -1;
+	}
+	if (st->skip[0]) {
+		tap_skip_test(st->skip, "%s", what);
+		t_release(&st->area);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* The order itself, counted: deterministic, on every kernel               */
 
@@ -491,23 +511,16 @@ static void order_run(const struct scenario *sc, int can_move)
 	struct setup st;
 	struct racer r;
 	struct pairs pc = { 0 }, pp = { 0 };
+	char what[64];
 	int ok, okp;
 
 	if (sc->a == IOC_MOVE && !can_move) {
 		tap_skip_test("no FASTREMAP_IOC_MOVE on this kernel", "%s: lock order", sc->name);
 		return;
 	}
-	memset(&st, 0, sizeof(st));
-	if (sc->layout == PTE_TABLES ? setup_pte(&st, 0) : setup_thp(&st, 0)) {
-		tap_ok(0, "%s: lock order: set up the layout (%s)", sc->name, strerror(errno));
-		t_release(&st.area);
+	snprintf(what, sizeof(what), "%s: lock order", sc->name);
+	if (set_up(sc, &st, 0, what))
 		return;
-	}
-	if (st.skip[0]) {
-		tap_skip_test(st.skip, "%s: lock order", sc->name);
-		t_release(&st.area);
-		return;
-	}
 	r = (struct racer){ .how = sc->a, .a = st.s, .b = st.d, .len = st.len, .tag = TAG_S };
 	ok = !t_write_str(LOCK_PAIRS, "0") && !round_trip(&r) && !read_pairs(&pc);
 	okp = ok && !t_write_str(LOCK_PAIRS, "probe") && !round_trip(&r) && !read_pairs(&pp);
@@ -536,17 +549,8 @@ static void run(const struct scenario *sc, int seconds)
 	char up[64];
 	int bad;
 
-	memset(&st, 0, sizeof(st));
-	if (sc->layout == PTE_TABLES ? setup_pte(&st, 1) : setup_thp(&st, 1)) {
-		tap_ok(0, "%s: set up the layout (%s)", sc->name, strerror(errno));
-		t_release(&st.area);
+	if (set_up(sc, &st, 1, sc->title))
 		return;
-	}
-	if (st.skip[0]) {
-		tap_skip_test(st.skip, "%s", sc->title);
-		t_release(&st.area);
-		return;
-	}
 	ra = (struct racer){ .how = sc->a, .me = 0, .cpu = 0, .a = st.s, .b = st.d,
 			     .len = st.len, .tag = TAG_S };
 	rb = (struct racer){ .how = UFFD_MOVE, .me = 1, .cpu = 1, .a = st.x, .b = st.y,
