@@ -48,6 +48,7 @@
 /* What this machine is expected to do. */
 static int module_world;	/* the device opens: fast path expected */
 static int fallback_reason;	/* otherwise, the reason every call reports */
+static int fallback_errno;	/* and its errno: open(2)'s */
 
 static const char *reason_name(int r)
 {
@@ -266,7 +267,8 @@ static int path_ok(enum expect e, const struct fastremap_stats *st)
 		return !st->used_module && st->reason == FASTREMAP_REASON_NOT_A_MOVE &&
 		       st->mremap_extents == 0;
 	if (!module_world)
-		return !st->used_module && st->reason == fallback_reason;
+		return !st->used_module && st->reason == fallback_reason &&
+		       st->reason_errno == fallback_errno;
 	switch (e) {
 	case E_MOVE:
 		return st->used_module && st->tlb_flushes >= 1 &&
@@ -2128,6 +2130,7 @@ int main(int argc, char **argv)
 		module_world = 1;
 		close(fd);
 	} else {
+		fallback_errno = errno;
 		fallback_reason = errno == EACCES || errno == EPERM ?
 				  FASTREMAP_REASON_NO_ACCESS :
 				  FASTREMAP_REASON_NO_DEVICE;

@@ -639,15 +639,20 @@ static int fr_device_find(struct fr_why *why, struct fr_ref *ref)
 }
 
 /*
- * fr_device_find(), with the answer of a process without the module
- * (the device remembered as unavailable, not yet to be tried again)
- * given here, in the caller's frame: it is every call's answer there.
+ * Whether the device is remembered as unavailable and not yet to be tried
+ * again (why set): the answer to every call of a process without the
+ * module, given without entering fr_device_find().
  */
-static inline int fr_device(struct fr_why *why, struct fr_ref *ref)
+static inline int fr_device_unavailable(struct fr_why *why)
 {
 	unsigned int s = atomic_load_explicit(&fr_state, memory_order_acquire);
 
-	if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE && fr_still_unavailable(why)) {
+	return FR_SLOT(s) == FR_SLOT_UNAVAILABLE && fr_still_unavailable(why);
+}
+
+static inline int fr_device(struct fr_why *why, struct fr_ref *ref)
+{
+	if (fr_device_unavailable(why)) {
 		if (ref)
 			ref->fresh = 0;
 		return -1;
@@ -1061,31 +1066,16 @@ out:
 }
 
 /*
- * Every call enters here. The calls the library routes to mremap(2)
- * (fr_route()) touch no device and no state: they are decided and made
- * here, in a small frame, and only the others enter fr_remap(), whose
- * frame (the ioctl's request, its registers) alone cost a routed call
- * more than the decision does (bench/README.md, "What the library adds").
- * The decision, the statistics and every result are those fr_remap()
- * gives a routed call.
+ * A call answered by mremap(2) with the caller's arguments, without the
+ * module: what fr_remap() answers and writes in the statistics then.
  */
-static inline long fr_remap_entry(void *old_addr, size_t old_size, size_t new_size,
-				  int flags, void *new_addr, unsigned int fr_flags,
-				  struct fastremap_stats *stats, void **result)
+static inline long fr_answer_mremap(void *old_addr, size_t old_size, size_t new_size,
+				    int flags, void *new_addr, const struct fr_routing *rt,
+				    int err, struct fastremap_stats *stats, void **result)
 {
-	struct fr_routing rt;
 	void *res = NULL;
-	long ret;
+	long ret = fr_sys_mremap(old_addr, old_size, new_size, flags, new_addr, &res);
 
-	if (fr_flags || ((unsigned int)flags & ~FR_KNOWN_MREMAP_FLAGS) ||
-	    (stats && !fr_check_size(stats->size, FASTREMAP_STATS_SIZE_VER0)))
-		return fr_remap(old_addr, old_size, new_size, flags, new_addr, fr_flags,
-				stats, result, NULL);
-	fr_route((uintptr_t)old_addr, old_size, new_size, flags, (uintptr_t)new_addr, &rt);
-	if (rt.route != FR_ROUTE_MREMAP)
-		return fr_remap(old_addr, old_size, new_size, flags, new_addr, fr_flags,
-				stats, result, &rt);
-	ret = fr_sys_mremap(old_addr, old_size, new_size, flags, new_addr, &res);
 	if (ret == 0 && result)
 		*result = res;
 	if (stats) {
@@ -1096,12 +1086,60 @@ static inline long fr_remap_entry(void *old_addr, size_t old_size, size_t new_si
 			to = &st;
 		memset(to, 0, sizeof(st));
 		to->size = sizeof(st);
-		to->reason = rt.reason;
-		to->mremap_extents = rt.ext;
+		to->reason = rt->reason;
+		to->reason_errno = err;
+		to->mremap_extents = rt->ext;
 		if (to != stats)
 			fr_copy_out(stats, &st, sizeof(st));
 	}
 	return ret;
+}
+
+/*
+ * A call not routed to mremap(2). In a process without the module (the
+ * device remembered as unavailable) fr_remap() too would make one call:
+ * mremap(2) with the caller's arguments; made here, without its frame.
+ */
+static __attribute__((noinline)) long
+fr_remap_unrouted(void *old_addr, size_t old_size, size_t new_size, int flags,
+		  void *new_addr, struct fastremap_stats *stats, void **result,
+		  struct fr_routing *rt)
+{
+	struct fr_why why = { 0, 0 };
+
+	if (!fr_device_unavailable(&why))
+		return fr_remap(old_addr, old_size, new_size, flags, new_addr, 0, stats,
+				result, rt);
+	rt->reason = why.reason;
+	return fr_answer_mremap(old_addr, old_size, new_size, flags, new_addr, rt, why.err,
+				stats, result);
+}
+
+/*
+ * Every call enters here. The calls the library routes to mremap(2)
+ * (fr_route()) touch no device and no state: they are decided and made
+ * here, in a small frame, and the others leave it (fr_remap_unrouted()),
+ * as fr_remap()'s frame (the ioctl's request, its registers) alone cost
+ * a routed call more than the decision does (bench/README.md, "What the
+ * library adds"). The decision, the statistics and every result are
+ * those fr_remap() gives these calls.
+ */
+static inline long fr_remap_entry(void *old_addr, size_t old_size, size_t new_size,
+				  int flags, void *new_addr, unsigned int fr_flags,
+				  struct fastremap_stats *stats, void **result)
+{
+	struct fr_routing rt;
+
+	if (fr_flags || ((unsigned int)flags & ~FR_KNOWN_MREMAP_FLAGS) ||
+	    (stats && !fr_check_size(stats->size, FASTREMAP_STATS_SIZE_VER0)))
+		return fr_remap(old_addr, old_size, new_size, flags, new_addr, fr_flags,
+				stats, result, NULL);
+	fr_route((uintptr_t)old_addr, old_size, new_size, flags, (uintptr_t)new_addr, &rt);
+	if (rt.route != FR_ROUTE_MREMAP)
+		return fr_remap_unrouted(old_addr, old_size, new_size, flags, new_addr,
+					 stats, result, &rt);
+	return fr_answer_mremap(old_addr, old_size, new_size, flags, new_addr, &rt, 0,
+				stats, result);
 }
 
 long fastremap_remap(void *old_addr, size_t old_size, size_t new_size,
