@@ -1118,11 +1118,11 @@ fr_remap_unrouted(void *old_addr, size_t old_size, size_t new_size, int flags,
 /*
  * Every call enters here. The calls the library routes to mremap(2)
  * (fr_route()) touch no device and no state: they are decided and made
- * here, in a small frame, and the others leave it (fr_remap_unrouted()),
- * as fr_remap()'s frame (the ioctl's request, its registers) alone cost
- * a routed call more than the decision does (bench/README.md, "What the
- * library adds"). The decision, the statistics and every result are
- * those fr_remap() gives these calls.
+ * here, in a small frame, and the others leave it (fr_remap_unrouted()):
+ * fr_remap()'s frame and checks (the ioctl's request, six saved
+ * registers) were a third of a routed call's instructions (bench/README.md,
+ * "What the library adds, counted"). The decision, the statistics and
+ * every result are those fr_remap() gives these calls.
  */
 static inline long fr_remap_entry(void *old_addr, size_t old_size, size_t new_size,
 				  int flags, void *new_addr, unsigned int fr_flags,
