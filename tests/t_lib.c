@@ -48,6 +48,7 @@
 /* What this machine is expected to do. */
 static int module_world;	/* the device opens: fast path expected */
 static int fallback_reason;	/* otherwise, the reason every call reports */
+static int fallback_errno;	/* and its errno: open(2)'s */
 
 static const char *reason_name(int r)
 {
@@ -266,7 +267,8 @@ static int path_ok(enum expect e, const struct fastremap_stats *st)
 		return !st->used_module && st->reason == FASTREMAP_REASON_NOT_A_MOVE &&
 		       st->mremap_extents == 0;
 	if (!module_world)
-		return !st->used_module && st->reason == fallback_reason;
+		return !st->used_module && st->reason == fallback_reason &&
+		       st->reason_errno == fallback_errno;
 	switch (e) {
 	case E_MOVE:
 		return st->used_module && st->tlb_flushes >= 1 &&
@@ -1186,6 +1188,31 @@ static void test_arguments(void)
 	tap_ok(big.s.size == sizeof(big.s) && !big.future[0] && !big.future[1],
 	       "fastremap_remap(): a larger stats struct gets its tail zeroed, size %u",
 	       big.s.size);
+
+	/*
+	 * The first published size, on a call the library routes (the first
+	 * MiB back: it crosses no PMD boundary at either end, one extent):
+	 * the fields it has, and nothing written past them.
+	 */
+	memset(&big, 0xff, sizeof(big));
+	big.s.size = FASTREMAP_STATS_SIZE_VER0;
+	tap_ok(fastremap_remap(dst, MIB, MIB, MREMAP_MAYMOVE | MREMAP_FIXED,
+			       src, 0, &big.s, &res) == 0 && res == src &&
+	       bad_words(src, MIB) == 0,
+	       "fastremap_remap(): a first-size stats struct, the move happens");
+	{
+		const unsigned char *tail = (const unsigned char *)&big + FASTREMAP_STATS_SIZE_VER0;
+		size_t left = sizeof(big) - FASTREMAP_STATS_SIZE_VER0, untouched = 0;
+
+		while (untouched < left && tail[untouched] == 0xff)
+			untouched++;
+		tap_ok(big.s.size == FASTREMAP_STATS_SIZE_VER0 && untouched == left &&
+		       !big.s.used_module && big.s.reason == FASTREMAP_REASON_FEW_EXTENTS,
+		       "fastremap_remap(): a first-size stats struct is filled to its size "
+		       "(%u) and no further (%zu of %zu bytes after it untouched), reason %d",
+		       big.s.size, untouched, left, big.s.reason);
+	}
+	munmap(src, MIB);
 	munmap(dst, 4 * MIB);
 }
 
@@ -2103,6 +2130,7 @@ int main(int argc, char **argv)
 		module_world = 1;
 		close(fd);
 	} else {
+		fallback_errno = errno;
 		fallback_reason = errno == EACCES || errno == EPERM ?
 				  FASTREMAP_REASON_NO_ACCESS :
 				  FASTREMAP_REASON_NO_DEVICE;

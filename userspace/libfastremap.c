@@ -25,7 +25,7 @@
  * The descriptor is a number in the caller's table, which the caller may
  * close or replace by mistake. Before each use the library checks that it
  * is still the device it opened (the position cookie, else the device
- * number: fr_device()); if not, or if it answers the remap ioctl with
+ * number: fr_device_find()); if not, or if it answers the remap ioctl with
  * EBADF or ENOTTY, it forgets the number (never closing it: it is the
  * caller's now) and opens the device again. A descriptor below 3 is moved
  * above 2, or closed if it cannot be, so a program that starts with stdin,
@@ -141,7 +141,7 @@ static atomic_uint fr_retry_at;
 /*
  * FASTREMAP_FEAT_POS_COOKIE: whether the module fixes each open file's
  * position to a cookie, and the cookie of the published descriptor's
- * file as last verified (0: none yet). See fr_device().
+ * file as last verified (0: none yet). See fr_device_find().
  */
 static atomic_uint fr_pos_ok;
 /* unsigned long: the check is made where that holds an off_t (LP64). */
@@ -537,11 +537,36 @@ static int fr_open(unsigned int seen, struct fr_why *why, unsigned int *state)
 }
 
 /*
+ * While the state says "unavailable": whether it still is for this call
+ * (why set to the reason remembered), or the device is to be tried again.
+ */
+static inline int fr_still_unavailable(struct fr_why *why)
+{
+	unsigned int w = atomic_load_explicit(&fr_why, memory_order_relaxed);
+
+	why->reason = (int)(w >> 16);
+	why->err = (int)(w & 0xffff);
+	if (why->reason == FASTREMAP_REASON_NO_ACCESS) {
+		/*
+		 * Access depends on the credentials (and on the device's
+		 * mode, which an administrator sets once): asked again when
+		 * they change only.
+		 */
+		unsigned int uid, gid;
+
+		fr_creds_now(&uid, &gid);
+		return fr_creds_known(uid, gid) == FR_CRED_DENIED;
+	}
+	return (int)(atomic_load_explicit(&fr_retry_at, memory_order_relaxed) -
+		     fr_now_s()) > 0;
+}
+
+/*
  * The device descriptor, opened on first use; -1 with why set when the
  * device cannot be used for this call. @ref (may be NULL) says under
  * which state word it was published and whether this call opened it.
  */
-static int fr_device(struct fr_why *why, struct fr_ref *ref)
+static int fr_device_find(struct fr_why *why, struct fr_ref *ref)
 {
 	struct fr_ref dummy;
 
@@ -601,31 +626,8 @@ static int fr_device(struct fr_why *why, struct fr_ref *ref)
 			fr_forget(s);
 			continue;
 		}
-		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE) {
-			unsigned int w = atomic_load_explicit(&fr_why,
-							      memory_order_relaxed);
-			int wait;
-
-			why->reason = (int)(w >> 16);
-			why->err = (int)(w & 0xffff);
-			if (why->reason == FASTREMAP_REASON_NO_ACCESS) {
-				/*
-				 * Access depends on the credentials (and on the
-				 * device's mode, which an administrator sets
-				 * once): asked again when they change only.
-				 */
-				unsigned int uid, gid;
-
-				fr_creds_now(&uid, &gid);
-				wait = fr_creds_known(uid, gid) == FR_CRED_DENIED;
-			} else {
-				wait = (int)(atomic_load_explicit(&fr_retry_at,
-								  memory_order_relaxed) -
-					     fr_now_s()) > 0;
-			}
-			if (wait)
-				return -1;
-		}
+		if (FR_SLOT(s) == FR_SLOT_UNAVAILABLE && fr_still_unavailable(why))
+			return -1;
 		fd = fr_open(s, why, &ref->state);
 		ref->fresh = fd >= 0;
 		if (fd != -2)
@@ -634,6 +636,28 @@ static int fr_device(struct fr_why *why, struct fr_ref *ref)
 	why->reason = FASTREMAP_REASON_FD_LOST;
 	why->err = EBADF;
 	return -1;
+}
+
+/*
+ * Whether the device is remembered as unavailable and not yet to be tried
+ * again (why set): the answer to every call of a process without the
+ * module, given without entering fr_device_find().
+ */
+static inline int fr_device_unavailable(struct fr_why *why)
+{
+	unsigned int s = atomic_load_explicit(&fr_state, memory_order_acquire);
+
+	return FR_SLOT(s) == FR_SLOT_UNAVAILABLE && fr_still_unavailable(why);
+}
+
+static inline int fr_device(struct fr_why *why, struct fr_ref *ref)
+{
+	if (fr_device_unavailable(why)) {
+		if (ref)
+			ref->fresh = 0;
+		return -1;
+	}
+	return fr_device_find(why, ref);
 }
 
 /* The mremap system call itself: never glibc's mremap(), which the shim replaces. */
@@ -720,14 +744,13 @@ static uint64_t fr_page_size(void)
 #endif
 }
 
-/* PMD boundaries strictly inside [a, a + len): where mremap(2) cuts a move. */
+/*
+ * PMD boundaries strictly inside [a, a + len): where mremap(2) cuts a
+ * move. The multiples of pmd in (a, a + len - 1].
+ */
 static uint64_t fr_cuts(uint64_t a, uint64_t len, uint64_t pmd)
 {
-	uint64_t next = (a / pmd + 1) * pmd;
-
-	if (!len || next >= a + len)
-		return 0;
-	return (a + len - 1 - next) / pmd + 1;
+	return len ? (a + len - 1) / pmd - a / pmd : 0;
 }
 
 /* The extents of [a, a + len) when both ranges' PMD boundaries coincide. */
@@ -753,15 +776,20 @@ static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t ne
 	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg, pud = pmd / 8 * pg;
 	uint64_t len = old_size < new_size ? old_size : new_size;
 	/* 64-bit arithmetic on every target: no overflow below 2^63. */
-	uint64_t old = old_addr, new = new_addr;
+	uint64_t old = old_addr, new = flags & MREMAP_FIXED ? new_addr : 0;
 
-	if (!len || len > UINT64_MAX / 4 || old % pg ||
-	    old > UINT64_MAX / 2 || (flags & MREMAP_FIXED && (new % pg || new > UINT64_MAX / 2)))
+	/*
+	 * No length, or one above 2^62; an address not page-aligned or at
+	 * 2^63 or above (the destination's with MREMAP_FIXED only). Page
+	 * sizes are powers of two.
+	 */
+	if (len - 1 >= UINT64_MAX / 4 || ((old | new) & (pg - 1)) || (old | new) > UINT64_MAX / 2)
 		return 0;
-	len = (len + pg - 1) / pg * pg;
+	len = (len + pg - 1) & ~(pg - 1);
 	if (!(flags & MREMAP_FIXED))
 		return 1 + fr_cuts(old, len, pmd) + (len - pg + pmd - 1) / pmd;
-	if (old % pud == new % pud) {
+	/* Shorter than a PUD entry's span, it holds no whole one. */
+	if (len >= pud && old % pud == new % pud) {
 		/*
 		 * Congruent modulo a PUD entry's span: from the first PUD
 		 * boundary to the last, move_page_tables() moves whole PUD
@@ -786,6 +814,13 @@ enum fr_route {
 	FR_ROUTE_IN_PLACE_FIRST	/* mremap(2) without MREMAP_MAYMOVE, then the module */
 };
 
+/* fr_route()'s decision, and what the call's statistics say of it. */
+struct fr_routing {
+	enum fr_route route;
+	int reason;		/* FR_ROUTE_MREMAP: why */
+	uint64_t ext;		/* fastremap_stats.mremap_extents */
+};
+
 /*
  * Which calls the module would only make slower (fastremap_remap(3),
  * ROUTING): those that move nothing, and moves mremap(2) makes in at
@@ -794,40 +829,52 @@ enum fr_route {
  * case, and declining cost an ioctl, a write lock of mmap_lock and its
  * checks on top of mremap(2).
  */
-static enum fr_route fr_route(uintptr_t old, size_t old_size, size_t new_size,
-			      int flags, uintptr_t new, struct fastremap_stats *st)
+static inline void fr_route(uintptr_t old, size_t old_size, size_t new_size,
+			    int flags, uintptr_t new, struct fr_routing *rt)
 {
 	uint64_t ext;
 
+	rt->reason = 0;
+	rt->ext = 0;
 	if (!(flags & MREMAP_MAYMOVE)) {
-		st->reason = FASTREMAP_REASON_NOT_A_MOVE;
-		return FR_ROUTE_MREMAP;
+		rt->reason = FASTREMAP_REASON_NOT_A_MOVE;
+		rt->route = FR_ROUTE_MREMAP;
+		return;
 	}
 	/* A zero old_size duplicates a shared mapping: the module decides. */
-	if (!old_size)
-		return FR_ROUTE_MODULE;
+	if (!old_size) {
+		rt->route = FR_ROUTE_MODULE;
+		return;
+	}
 	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
 		uint64_t pg = fr_page_size();
 
 		if ((new_size + pg - 1) / pg <= (old_size + pg - 1) / pg) {
-			st->reason = FASTREMAP_REASON_NOT_A_MOVE;
-			return FR_ROUTE_MREMAP;
+			rt->reason = FASTREMAP_REASON_NOT_A_MOVE;
+			rt->route = FR_ROUTE_MREMAP;
+			return;
 		}
 	}
 	ext = fr_mremap_extents(old, old_size, new_size, flags, new);
-	st->mremap_extents = ext;
+	rt->ext = ext;
 	if (ext && ext <= FR_ROUTE_MAX_EXTENTS) {
-		st->reason = FASTREMAP_REASON_FEW_EXTENTS;
-		return FR_ROUTE_MREMAP;
+		rt->reason = FASTREMAP_REASON_FEW_EXTENTS;
+		rt->route = FR_ROUTE_MREMAP;
+		return;
 	}
-	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)))
-		return FR_ROUTE_IN_PLACE_FIRST;
-	return FR_ROUTE_MODULE;
+	rt->route = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP) ? FR_ROUTE_MODULE :
+		    FR_ROUTE_IN_PLACE_FIRST;
 }
 
-static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
-		     int flags, void *new_addr, unsigned int fr_flags,
-		     struct fastremap_stats *stats, void **result)
+/*
+ * Every call but a routed one (fr_remap_entry()): @rt is the routing
+ * decided there, or NULL where the call is not routed (fr_flags set,
+ * flags the module does not know, a stats size to refuse).
+ */
+static __attribute__((noinline)) long
+fr_remap(void *old_addr, size_t old_size, size_t new_size, int flags, void *new_addr,
+	 unsigned int fr_flags, struct fastremap_stats *stats, void **result,
+	 const struct fr_routing *rt)
 {
 	struct fastremap_stats st;
 	struct fastremap_remap req;
@@ -837,10 +884,11 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 	int fd = -1, have_fd = 0;
 	long ret;
 
-	if ((fr_flags & ~FR_KNOWN_FR_FLAGS) ||
-	    (fr_flags & FR_CONFLICTING_FR_FLAGS) == FR_CONFLICTING_FR_FLAGS)
+	/* A routing decided means these checks passed (fr_remap_entry()). */
+	if (!rt && ((fr_flags & ~FR_KNOWN_FR_FLAGS) ||
+		    (fr_flags & FR_CONFLICTING_FR_FLAGS) == FR_CONFLICTING_FR_FLAGS))
 		return -EINVAL;
-	if (stats && !fr_check_size(stats->size, FASTREMAP_STATS_SIZE_VER0))
+	if (!rt && stats && !fr_check_size(stats->size, FASTREMAP_STATS_SIZE_VER0))
 		return -EINVAL;
 	memset(&st, 0, sizeof(st));
 
@@ -855,11 +903,11 @@ static long fr_remap(void *old_addr, size_t old_size, size_t new_size,
 		why.reason = FASTREMAP_REASON_FLAGS;
 		goto fallback;
 	}
-	if (!(fr_flags & (FASTREMAP_NO_FALLBACK | FASTREMAP_NO_ROUTING))) {
-		switch (fr_route((uintptr_t)old_addr, old_size, new_size, flags,
-				 (uintptr_t)new_addr, &st)) {
+	if (rt) {
+		st.mremap_extents = rt->ext;
+		switch (rt->route) {
 		case FR_ROUTE_MREMAP:
-			why.reason = st.reason;
+			why.reason = rt->reason;
 			goto fallback;
 		case FR_ROUTE_IN_PLACE_FIRST:
 			/*
@@ -1017,13 +1065,90 @@ out:
 	return ret;
 }
 
+/*
+ * A call answered by mremap(2) with the caller's arguments, without the
+ * module: what fr_remap() answers and writes in the statistics then.
+ */
+static inline long fr_answer_mremap(void *old_addr, size_t old_size, size_t new_size,
+				    int flags, void *new_addr, const struct fr_routing *rt,
+				    int err, struct fastremap_stats *stats, void **result)
+{
+	void *res = NULL;
+	long ret = fr_sys_mremap(old_addr, old_size, new_size, flags, new_addr, &res);
+
+	if (ret == 0 && result)
+		*result = res;
+	if (stats) {
+		struct fastremap_stats st, *to = stats;
+
+		/* In place when the caller's structure is ours: no copy. */
+		if (stats->size != sizeof(st))
+			to = &st;
+		memset(to, 0, sizeof(st));
+		to->size = sizeof(st);
+		to->reason = rt->reason;
+		to->reason_errno = err;
+		to->mremap_extents = rt->ext;
+		if (to != stats)
+			fr_copy_out(stats, &st, sizeof(st));
+	}
+	return ret;
+}
+
+/*
+ * A call not routed to mremap(2). In a process without the module (the
+ * device remembered as unavailable) fr_remap() too would make one call:
+ * mremap(2) with the caller's arguments; made here, without its frame.
+ */
+static __attribute__((noinline)) long
+fr_remap_unrouted(void *old_addr, size_t old_size, size_t new_size, int flags,
+		  void *new_addr, struct fastremap_stats *stats, void **result,
+		  struct fr_routing *rt)
+{
+	struct fr_why why = { 0, 0 };
+
+	if (!fr_device_unavailable(&why))
+		return fr_remap(old_addr, old_size, new_size, flags, new_addr, 0, stats,
+				result, rt);
+	rt->reason = why.reason;
+	return fr_answer_mremap(old_addr, old_size, new_size, flags, new_addr, rt, why.err,
+				stats, result);
+}
+
+/*
+ * Every call enters here. The calls the library routes to mremap(2)
+ * (fr_route()) touch no device and no state: they are decided and made
+ * here, in a small frame, and the others leave it (fr_remap_unrouted()):
+ * fr_remap()'s frame and checks (the ioctl's request, six saved
+ * registers) were a third of a routed call's instructions (bench/README.md,
+ * "What the library adds, counted"). The decision, the statistics and
+ * every result are those fr_remap() gives these calls.
+ */
+static inline long fr_remap_entry(void *old_addr, size_t old_size, size_t new_size,
+				  int flags, void *new_addr, unsigned int fr_flags,
+				  struct fastremap_stats *stats, void **result)
+{
+	struct fr_routing rt;
+
+	if (fr_flags || ((unsigned int)flags & ~FR_KNOWN_MREMAP_FLAGS) ||
+	    (stats && !fr_check_size(stats->size, FASTREMAP_STATS_SIZE_VER0)))
+		return fr_remap(old_addr, old_size, new_size, flags, new_addr, fr_flags,
+				stats, result, NULL);
+	fr_route((uintptr_t)old_addr, old_size, new_size, flags, (uintptr_t)new_addr, &rt);
+	if (rt.route != FR_ROUTE_MREMAP)
+		return fr_remap_unrouted(old_addr, old_size, new_size, flags, new_addr,
+					 stats, result, &rt);
+	return fr_answer_mremap(old_addr, old_size, new_size, flags, new_addr, &rt, 0,
+				stats, result);
+}
+
 long fastremap_remap(void *old_addr, size_t old_size, size_t new_size,
 		     int flags, void *new_addr, unsigned int fr_flags,
 		     struct fastremap_stats *stats, void **result)
 {
-	/* errno stays as it was: nothing fr_remap() calls touches it. */
-	return fr_remap(old_addr, old_size, new_size, flags, new_addr,
-			fr_flags, stats, result);
+	/* errno stays as it was: nothing fr_remap_entry() calls touches it. */
+	return fr_remap_entry(old_addr, old_size, new_size, flags, new_addr,
+			      fr_flags, stats, result);
 }
 
 void *fastremap(void *old_address, size_t old_size, size_t new_size,
@@ -1040,8 +1165,8 @@ void *fastremap(void *old_address, size_t old_size, size_t new_size,
 		new_address = va_arg(ap, void *);
 		va_end(ap);
 	}
-	ret = fr_remap(old_address, old_size, new_size, flags, new_address, 0,
-		       NULL, &res);
+	ret = fr_remap_entry(old_address, old_size, new_size, flags, new_address, 0,
+			     NULL, &res);
 	if (ret < 0) {
 		errno = (int)-ret;
 		return MAP_FAILED;
