@@ -867,6 +867,37 @@ static inline void fr_route(uintptr_t old, size_t old_size, size_t new_size,
 }
 
 /*
+ * A call answered by mremap(2) with the caller's arguments, without the
+ * module, for @rt's reason (@err the module's or the device's errno, or
+ * 0): the answer and the statistics of every such call, routed or not.
+ */
+static inline long fr_answer_mremap(void *old_addr, size_t old_size, size_t new_size,
+				    int flags, void *new_addr, const struct fr_routing *rt,
+				    int err, struct fastremap_stats *stats, void **result)
+{
+	void *res = NULL;
+	long ret = fr_sys_mremap(old_addr, old_size, new_size, flags, new_addr, &res);
+
+	if (ret == 0 && result)
+		*result = res;
+	if (stats) {
+		struct fastremap_stats st, *to = stats;
+
+		/* In place when the caller's structure is ours: no copy. */
+		if (stats->size != sizeof(st))
+			to = &st;
+		memset(to, 0, sizeof(st));
+		to->size = sizeof(st);
+		to->reason = rt->reason;
+		to->reason_errno = err;
+		to->mremap_extents = rt->ext;
+		if (to != stats)
+			fr_copy_out(stats, &st, sizeof(st));
+	}
+	return ret;
+}
+
+/*
  * Every call but a routed one (fr_remap_entry()): @rt is the routing
  * decided there, or NULL where the call is not routed (fr_flags set,
  * flags the module does not know, a stats size to refuse).
@@ -1048,49 +1079,21 @@ fr_remap(void *old_addr, size_t old_size, size_t new_size, int flags, void *new_
 	}
 
 fallback:
+	if (!(fr_flags & FASTREMAP_NO_FALLBACK)) {
+		struct fr_routing fb = { FR_ROUTE_MREMAP, why.reason, st.mremap_extents };
+
+		return fr_answer_mremap(old_addr, old_size, new_size, flags, new_addr, &fb,
+					why.err, stats, result);
+	}
 	st.reason = why.reason;
 	st.reason_errno = why.err;
-	if (fr_flags & FASTREMAP_NO_FALLBACK)
-		ret = fr_no_fallback_err(&why);
-	else
-		ret = fr_sys_mremap(old_addr, old_size, new_size, flags,
-				    new_addr, &res);
+	ret = fr_no_fallback_err(&why);
 out:
 	if (ret == 0 && result)
 		*result = res;
 	if (stats) {
 		st.size = sizeof(st);
 		fr_copy_out(stats, &st, sizeof(st));
-	}
-	return ret;
-}
-
-/*
- * A call answered by mremap(2) with the caller's arguments, without the
- * module: what fr_remap() answers and writes in the statistics then.
- */
-static inline long fr_answer_mremap(void *old_addr, size_t old_size, size_t new_size,
-				    int flags, void *new_addr, const struct fr_routing *rt,
-				    int err, struct fastremap_stats *stats, void **result)
-{
-	void *res = NULL;
-	long ret = fr_sys_mremap(old_addr, old_size, new_size, flags, new_addr, &res);
-
-	if (ret == 0 && result)
-		*result = res;
-	if (stats) {
-		struct fastremap_stats st, *to = stats;
-
-		/* In place when the caller's structure is ours: no copy. */
-		if (stats->size != sizeof(st))
-			to = &st;
-		memset(to, 0, sizeof(st));
-		to->size = sizeof(st);
-		to->reason = rt->reason;
-		to->reason_errno = err;
-		to->mremap_extents = rt->ext;
-		if (to != stats)
-			fr_copy_out(stats, &st, sizeof(st));
 	}
 	return ret;
 }
