@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds a debug-kernel lane's kernel, once: Debian's linux-source of the
-# lane's series with x86_64_defconfig plus scripts/debug-kernel.config
-# (KASAN, lockdep, DEBUG_VM, DEBUG_VM_PGTABLE, page-table check,
-# DEBUG_PAGEALLOC, fault injection).
-# Usage: build-debug-kernel.sh [debug|debug7]
+# Builds a kernel lane's kernel from source, once: a debug lane's is
+# Debian's linux-source of the lane's series with x86_64_defconfig plus
+# scripts/debug-kernel.config (KASAN, lockdep, DEBUG_VM, DEBUG_VM_PGTABLE,
+# page-table check, DEBUG_PAGEALLOC, fault injection); the LTS lane's is
+# the upstream tarball with x86_64_defconfig, kvm_guest.config and
+# scripts/upstream-kernel.config. scripts/test-kernel.config (what the
+# tests need) follows the lane's fragment.
+# Usage: build-debug-kernel.sh [debug|debug7|lts618]
 #   debug   Debian 12's linux-source-6.1, built on this host; laid out as a
 #           build root (boot/vmlinuz-KVER, lib/modules/KVER/build) under
 #           $FR_CACHE/debug-6.1/root.
@@ -11,6 +14,10 @@
 #           in its own chroot (a copy of the sid chroot, so the sid lane's
 #           kernel and headers stay as Debian ships them), which then is the
 #           lane's build root: its /boot holds only the debug kernel.
+#   lts618  the upstream 6.18 LTS source, the orig tarball of the newest
+#           6.18 in trixie-backports (apt-get source, through an apt
+#           configuration of its own), built on this host; laid out as a
+#           build root under $FR_CACHE/upstream-6.18/root.
 # A kernel is reused until its source package or the fragment changes.
 # Nothing is rebuilt when the cached kernel is current. The build runs at
 # nice 19 (FASTREMAP_BUILD_NICE) with one job per CPU (FASTREMAP_BUILD_JOBS):
@@ -22,7 +29,8 @@ set -euo pipefail
 . "$(dirname "$0")/../tests/harness/common.sh"
 
 lane=${1:-$FR_DEBUG_SUITE}
-frag="$FR_TOP/scripts/debug-kernel.config"
+frags=("$FR_TOP/scripts/debug-kernel.config" "$FR_TOP/scripts/test-kernel.config")
+defconfig=x86_64_defconfig
 pkgs="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils"
 nice=${FASTREMAP_BUILD_NICE:-19}
 jobs=${FASTREMAP_BUILD_JOBS:-$(nproc)}
@@ -60,16 +68,32 @@ case $lane in
 	dir="$root$in"
 	run() { fr_in_root "$lane" nice -n "$nice" "$@"; }
 	;;
-*) fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE]" ;;
+"$FR_LTS_SUITE")
+	fr_is_arm64 && fr_die "$lane: an x86-64 kernel only"
+	series=6.18
+	frags=("$FR_TOP/scripts/upstream-kernel.config" "$FR_TOP/scripts/test-kernel.config")
+	defconfig="x86_64_defconfig kvm_guest.config"
+	# shellcheck disable=SC2086
+	fr_apt_install $pkgs
+	dir=$(fr_lts_dir)
+	in=$dir
+	run() { nice -n "$nice" "$@"; }
+	srcver=$(fr_fetch_orig "$series" "$dir")
+	;;
+*) fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE|$FR_LTS_SUITE]" ;;
 esac
-tarball=/usr/src/linux-source-$series.tar.xz
+if [ "$lane" = "$FR_LTS_SUITE" ]; then
+	tarball=$dir/linux_${srcver%%-*}.orig.tar.xz
+else
+	tarball=/usr/src/linux-source-$series.tar.xz
+fi
 
 # The fragment's lines for this series: CONFIG_ lines apply to every
 # series, "<series>:CONFIG_" lines only to that one (an option a later
 # kernel removed). The key hashes only these, so a comment does not
 # rebuild a kernel.
 frag_lines() {
-	grep -E "^(CONFIG_|${series//./\\.}:CONFIG_)" "$frag" | sed -E 's/^[0-9.]+://'
+	grep -hE "^(CONFIG_|${series//./\\.}:CONFIG_)" "${frags[@]}" | sed -E 's/^[0-9.]+://'
 }
 key=$({ echo "$srcver"; frag_lines; } | md5sum | cut -c1-10)
 tree="$dir/linux-$key"
@@ -79,7 +103,7 @@ tree="$dir/linux-$key"
 layout() {
 	local kver r
 	kver=$(run make -C "$in/linux-$key" -s kernelrelease)
-	if [ "$lane" = "$FR_DEBUG_SUITE" ]; then
+	if [ "$lane" != "$FR_DEBUG7_SUITE" ]; then
 		r="$dir/root"
 		rm -rf "$r"
 		mkdir -p "$r/usr/src"
@@ -109,7 +133,7 @@ for old in "$dir"/linux-*; do
 done
 rm -f "$dir"/built-*
 if [ ! -e "$tree/.extracted" ]; then
-	fr_log "$lane kernel: extracting linux-source $srcver"
+	fr_log "$lane kernel: extracting $(basename "$tarball") ($srcver)"
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	run tar -xJf "$tarball" -C "$in/linux-$key" --strip-components=1
@@ -117,7 +141,8 @@ if [ ! -e "$tree/.extracted" ]; then
 fi
 
 fr_log "$lane kernel: configuring"
-run make -C "$in/linux-$key" -s x86_64_defconfig
+# shellcheck disable=SC2086
+run make -C "$in/linux-$key" -s $defconfig
 # The fragment's lines are CONFIG_X=y, =n or ="string".
 opts=()
 while IFS= read -r line; do
@@ -125,7 +150,7 @@ while IFS= read -r line; do
 	CONFIG_*=y) opts+=(--enable "${line%%=*}") ;;
 	CONFIG_*=n) opts+=(--disable "${line%%=*}") ;;
 	CONFIG_*=\"*\") v=${line#*=}; opts+=(--set-str "${line%%=*}" "${v//\"/}") ;;
-	CONFIG_*) fr_die "debug-kernel.config: cannot read '$line'" ;;
+	CONFIG_*) fr_die "$lane kernel fragments: cannot read '$line'" ;;
 	esac
 done < <(frag_lines)
 "$tree/scripts/config" --file "$tree/.config" "${opts[@]}"
@@ -143,7 +168,7 @@ while IFS= read -r line; do
 done < <(frag_lines)
 [ $bad = 0 ] || fr_die "$lane kernel: the config lost options of the fragment"
 
-fr_log "$lane kernel: building linux-source $srcver (log: $dir/build.log)"
+fr_log "$lane kernel: building $(basename "$tarball") ($srcver) (log: $dir/build.log)"
 start=$(date +%s)
 if ! run make -C "$in/linux-$key" -j"$jobs" >"$dir/build.log" 2>&1; then
 	tail -n 40 "$dir/build.log" >&2

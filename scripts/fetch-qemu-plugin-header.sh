@@ -23,22 +23,12 @@ if [ -s "$out/qemu-plugin.h" ]; then
 fi
 
 d="$FR_CACHE/qemu-plugin/apt"
-mkdir -p "$d/state/lists/partial" "$d/cache/archives/partial" "$out"
-: >"$d/state/status"
+mkdir -p "$out"
 # The qemu here is bookworm's; its point releases also live in -security and -updates.
 mirror=$(fr_mirror)
-{
-	echo "deb-src $mirror bookworm main"
-	echo "deb-src $mirror bookworm-updates main"
-} >"$d/sources.list"
-apt_src() {
-	"$@" -q -o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null \
-		-o Dir::State="$d/state" -o Dir::State::status="$d/state/status" \
-		-o Dir::Cache="$d/cache" -o Acquire::Check-Valid-Until=false \
-		-o Debug::NoLocking=true -o APT::Sandbox::User=root
-}
 fr_log "qemu $ver: fetching the plugin header from Debian's qemu source package"
-apt_src apt-get update >/dev/null || fr_die "apt-get update (deb-src) failed"
+fr_apt_private_init "$d" "deb-src $mirror bookworm main" "deb-src $mirror bookworm-updates main"
+apt_src() { fr_apt_private "$d" "$@"; }
 tmp="$out/.tmp"
 rm -rf "$tmp"
 mkdir -p "$tmp"

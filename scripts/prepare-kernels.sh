@@ -278,7 +278,16 @@ if fr_is_arm64; then
 	make_arm64 "$FR_ARM64_PROGRAMS_ROOT"
 fi
 for s in $FR_SUITES; do
+	if nolane=$(fr_no_lane "$s"); then
+		fr_log "$s: skipped: $nolane"
+		continue
+	fi
 	case $s in
+	"$FR_LTS_SUITE")
+		"$FR_TOP/scripts/build-debug-kernel.sh" "$s"
+		fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
+		continue
+		;;
 	bookworm)
 		if fr_is_arm64; then
 			make_chroot bookworm

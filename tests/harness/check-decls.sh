@@ -32,11 +32,16 @@ if [ "$(cat "$src/.done" 2>/dev/null)" != "$files" ]; then
 	fr_log "$suite: extracting declarations from linux-source-$mm (once)"
 	rm -rf "$src" && mkdir -p "$src"
 	members=$(for f in $files; do printf 'linux-source-%s/%s ' "$mm" "$f"; done)
-	if [ -r "/usr/src/linux-source-$mm.tar.xz" ] && fr_on_host "$suite"; then
-		# shellcheck disable=SC2086
-		tar -xJf "/usr/src/linux-source-$mm.tar.xz" -C "$src" --strip-components=1 \
-			--ignore-failed-read $members 2>/dev/null
-		dpkg-query -W -f='${Version}\n' "linux-source-$mm" >"$src/.version"
+	tarball="${root%/}/usr/src/linux-source-$mm.tar.xz"
+	if [ -r "$tarball" ] && fr_on_host "$suite"; then
+		# The top directory is linux-source-X.Y in Debian's package,
+		# linux-X.Y.Z in the upstream tarball the LTS lane's root links.
+		pats=()
+		for f in $files; do pats+=("*/$f"); done
+		tar -xJf "$tarball" -C "$src" --strip-components=1 --wildcards \
+			--no-wildcards-match-slash --ignore-failed-read "${pats[@]}" 2>/dev/null
+		dpkg-query -W -f='${Version}\n' "linux-source-$mm" >"$src/.version" 2>/dev/null ||
+			basename "$(realpath "$tarball")" >"$src/.version"
 	else
 		dl="/var/tmp/fastremap-src-$(fr_build_id)"
 		rm -rf "${root%/}$dl" && mkdir -p "${root%/}$dl/lists/partial"

@@ -23,8 +23,9 @@ esac
 FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 # The kernels make check-reach adds (tests/harness/lane-reach.sh): bullseye
 # is Debian 11's 5.10, the oldest supported kernel (no folios: no
-# FASTREMAP_IOC_MOVE there); trixie-bpo and experimental are 7.3 (below).
-FR_REACH_SUITES="bullseye trixie-bpo experimental"
+# FASTREMAP_IOC_MOVE there); trixie-bpo and experimental are 7.3 (below);
+# lts618 the upstream 6.18 LTS, built here from source (x86-64 only).
+FR_REACH_SUITES="bullseye trixie-bpo experimental lts618"
 
 # Suites whose kernel comes from another pocket of the archive than their
 # release's own: a chroot of RELEASE with POCKET added, the kernel's
@@ -96,6 +97,27 @@ fr_mirror() {
 	fi
 	[ -n "$m" ] || fr_die "no bookworm source in the apt configuration"
 	printf '%s\n' "${m%/}"
+}
+
+# fr_apt_private DIR COMMAND...: runs an apt command (apt-get, apt-cache)
+# with the apt configuration in DIR (DIR/sources.list, its own lists and
+# downloads), leaving the machine's apt state alone. fr_apt_private_init
+# DIR LINE... writes it, with a LINE for each source, and updates it.
+fr_apt_private() {
+	local d=$1
+	shift
+	"$@" -q -o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State="$d/state" -o Dir::State::status="$d/state/status" \
+		-o Dir::Cache="$d/cache" -o Acquire::Check-Valid-Until=false \
+		-o Debug::NoLocking=true -o APT::Sandbox::User=root
+}
+fr_apt_private_init() {
+	local d=$1
+	shift
+	mkdir -p "$d/state/lists/partial" "$d/cache/archives/partial"
+	: >"$d/state/status"
+	printf '%s\n' "$@" >"$d/sources.list"
+	fr_apt_private "$d" apt-get update >/dev/null || fr_die "apt-get update ($d/sources.list) failed"
 }
 
 # Installs the Debian packages given that are not installed yet.
@@ -241,16 +263,55 @@ fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
 # Whether a suite is a debug-kernel lane (slower: longer VM time limits).
 fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_DEBUG7_SUITE" ]; }
 
+# The upstream LTS lane (make check-reach, x86-64 only): the 6.18 source
+# Debian's trixie-backports carries as its orig tarball, built by
+# scripts/build-debug-kernel.sh without the debug lanes' checkers and laid
+# out like the debug lane's root (boot/, lib/modules/KVER/build).
+FR_LTS_SUITE=lts618
+fr_lts_dir() { printf '%s/upstream-6.18\n' "$FR_CACHE"; }
+# Whether a suite's kernel is built from source here (a debug lane or the
+# LTS lane): its build tree is its headers, its image the build's.
+fr_from_source() { fr_is_debug "$1" || [ "$1" = "$FR_LTS_SUITE" ]; }
+# fr_no_lane SUITE: why SUITE has no kernel on this architecture (prints
+# the reason, true), or nothing (false).
+fr_no_lane() {
+	fr_is_arm64 && [ "$1" = "$FR_LTS_SUITE" ] &&
+		echo "$1 is an x86-64 kernel built from source: no arm64 lane"
+}
+
+# fr_fetch_orig SERIES DIR: the upstream tarball (linux_X.Y.Z.orig.tar.xz)
+# of the newest SERIES.Z in trixie-backports' linux source package, into
+# DIR (kept); prints that source package's version.
+fr_fetch_orig() {
+	local series=$1 dir=$2 a v up
+	a="$dir/apt"
+	fr_apt_private_init "$a" "deb-src $(fr_mirror) trixie-backports main"
+	v=$(fr_apt_private "$a" apt-cache showsrc linux | sed -n 's/^Version: //p' |
+		grep "^${series//./\\.}\." | sort -V | tail -n 1)
+	[ -n "$v" ] || fr_die "trixie-backports has no linux $series.x source package any more"
+	up=${v%%-*}
+	if [ ! -s "$dir/linux_$up.orig.tar.xz" ]; then
+		fr_log "fetching linux_$up.orig.tar.xz (linux $v, trixie-backports)"
+		(cd "$dir" && fr_apt_private "$a" apt-get source --download-only --tar-only "linux=$v" >&2) ||
+			fr_die "apt-get source --tar-only linux=$v failed"
+		[ -s "$dir/linux_$up.orig.tar.xz" ] || fr_die "linux=$v brought no linux_$up.orig.tar.xz"
+	fi
+	printf '%s\n' "$v"
+}
+
 # Whether a suite's module is built by this host's own compiler (no chroot).
 # Not for arm64: Debian 12's cross gcc and gcc-multilib (the host's i386
 # build test) conflict, so arm64 builds run in a bookworm chroot as well.
-fr_on_host() { { [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ]; }
+fr_on_host() {
+	{ [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_LTS_SUITE" ]
+}
 
 # The filesystem root whose kernel and headers a suite uses.
 fr_root() {
 	case $1 in
 	bookworm) if fr_is_arm64; then fr_chroot_dir bookworm; else echo /; fi ;;
 	"$FR_DEBUG_SUITE") fr_debug_root ;;
+	"$FR_LTS_SUITE") printf '%s/root\n' "$(fr_lts_dir)" ;;
 	*) fr_chroot_dir "$1" ;;
 	esac
 }

@@ -230,6 +230,10 @@ check_unused_skips host $HOST_TESTS
 finish_suite host
 
 for suite in $FR_SUITES; do
+	if nolane=$(fr_no_lane "$suite"); then
+		echo "# ===== $suite: not run: $nolane"
+		continue
+	fi
 	tap_begin
 	kver=$(fr_kver "$(fr_kroot "$suite")")
 	echo "# ===== $suite ($kver)"
@@ -257,9 +261,10 @@ for suite in $FR_SUITES; do
 		stream "$suite" check-pagesize "$FR_HARNESS/check-pagesize.sh" "$suite"
 	fi
 
-	# The debug lanes build Debian's sources: DKMS is tested on Debian's
-	# builds. arm64: DKMS builds natively on an arm64 machine, not cross.
-	if ! fr_is_debug "$suite" && ! fr_is_arm64; then
+	# The kernels built from source have no packaged headers: DKMS is
+	# tested on Debian's builds. arm64: DKMS builds natively on an arm64
+	# machine, not cross.
+	if ! fr_from_source "$suite" && ! fr_is_arm64; then
 		fr_log "$suite: dkms add/build"
 		stream "$suite" dkms "$FR_HARNESS/dkms-test.sh" "$suite"
 	fi
@@ -323,8 +328,9 @@ for suite in $FR_SUITES; do
 	fr_log "$suite: mremap selftests plain and under the LD_PRELOAD shim"
 	stream "$suite" selftests "$FR_HARNESS/selftests-vm.sh" "$suite" "$results/$suite-selftests-vm.log"
 
-	# Secure Boot's refusal, as module.sig_enforce=1 shows it.
-	if ! fr_is_debug "$suite"; then
+	# Secure Boot's refusal, as module.sig_enforce=1 shows it (the kernels
+	# built from source sign no modules: scripts/test-kernel.config).
+	if ! fr_from_source "$suite"; then
 		fr_log "$suite: module.sig_enforce=1 guest"
 		stream "$suite" sigenforce "$FR_HARNESS/sigenforce-vm.sh" "$suite" "$results/$suite-sigenforce-vm.log"
 	fi

@@ -31,11 +31,13 @@ tests="mremap_test mremap_dontunmap"
 extract() { # extract: reads the .tar.xz on stdin
 	local tmp=$cache/.extract
 	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	# mm/ or vm/ exists, not both: tar complains about the other one.
-	xz -dc | tar -x -C "$tmp" --wildcards --no-wildcards-match-slash \
-		"$pkg/tools/testing/selftests/mm" "$pkg/tools/testing/selftests/vm" \
-		"$pkg/tools/testing/selftests/kselftest*.h" 2>"$cache/extract.log" || true
+	mkdir -p "$tmp/$pkg"
+	# mm/ or vm/ exists, not both: tar complains about the other one. The
+	# top directory is linux-source-X.Y in Debian's package, linux-X.Y.Z
+	# in an upstream tarball (the LTS lane's root links one).
+	xz -dc | tar -x -C "$tmp/$pkg" --strip-components=1 --wildcards --no-wildcards-match-slash \
+		"*/tools/testing/selftests/mm" "*/tools/testing/selftests/vm" \
+		"*/tools/testing/selftests/kselftest*.h" 2>"$cache/extract.log" || true
 	if [ ! -r "$tmp/$pkg/tools/testing/selftests/kselftest.h" ]; then
 		cat "$cache/extract.log" >&2
 		fr_die "$suite: no selftests in $pkg"
