@@ -9,7 +9,7 @@
 # lane says so and skips it). Each Debian suite's kernel, headers and gcc
 # come from a chroot of its own (scripts/prepare-kernels.sh; a few minutes
 # each, once); lts618's kernel is built on this host from trixie-backports'
-# upstream tarball (scripts/build-debug-kernel.sh lts618; about 30 minutes
+# upstream tarball (scripts/build-debug-kernel.sh lts618; 12-20 minutes
 # on two cores, once).
 # REACH_SUITES="..." runs some of them; FASTREMAP_ARCHES="amd64" (or
 # "arm64") one lane.
