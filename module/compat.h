@@ -155,9 +155,14 @@ typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
  * only: there the module declines MREMAP_DONTUNMAP of any other source,
  * and of one never faulted (fr_remap_locked()). From 7.3 a VMA has an
  * anonymous page offset of its own, which copy_vma() takes too; before,
- * the file offset was both.
+ * the file offset was both. The stable kernels got keep_source at
+ * different points: 6.18.15's mm/vma.h declares copy_vma() without it
+ * (FR_HAVE_COPY_VMA_MM_5, seen only when the build has the kernel's
+ * source; from a headers package, which has no mm/, the module assumes
+ * keep_source, and the build's BTF check in decls.c refuses a kernel whose
+ * BTF says otherwise).
  */
-#if defined(FR_HAVE_COPY_VMA_5)
+#if defined(FR_HAVE_COPY_VMA_5) || defined(FR_HAVE_COPY_VMA_MM_5)
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 unsigned long addr,
 						 unsigned long len,
@@ -165,12 +170,16 @@ typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 						 bool *need_rmap_locks);
 #define FR_COPY_VMA_KEEP_SOURCE 0
 /*
- * The same kernels' mremap(2) (5.10) checks a MREMAP_FIXED or
- * MREMAP_DONTUNMAP target before it looks up the source, unmaps the
- * target and a shrinking source's tail before that lookup, and answers a
- * plain call that does not grow without any lookup at all.
+ * 5.10's mremap(2) checks a MREMAP_FIXED or MREMAP_DONTUNMAP target before
+ * it looks up the source, unmaps the target and a shrinking source's tail
+ * before that lookup, and answers a plain call that does not grow without
+ * any lookup at all.
  */
+#if defined(FR_HAVE_COPY_VMA_5)
 #define FR_MREMAP_5_ORDER 1
+#else
+#define FR_MREMAP_5_ORDER 0
+#endif
 #define fr_anon_page_index(vma, addr)	linear_page_index(vma, addr)
 #elif defined(FR_HAVE_VMA_ANON_PGOFF)
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
@@ -199,17 +208,30 @@ typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
 typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm,
 				   const vma_flags_t *flags,
 				   unsigned long npages);
-/*
- * 7.x checks the new length, and a MREMAP_FIXED target, before it looks
- * up the source (check_mremap_params()). The mutant swaps the orders.
- */
-#define FR_MREMAP_EARLY_TARGET_CHECKS (!FR_MUTANT(ERRNO_ORDER))
-/* 7.x moves a plain MREMAP_FIXED source that spans several VMAs. */
-#define FR_MREMAP_MULTI_VMA_MOVES 1
 #else
 typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
 				   unsigned long npages);
+#endif
+/*
+ * From 6.17 mremap(2) checks the new length, and a MREMAP_FIXED target,
+ * before it looks up the source (check_mremap_params()), and moves a
+ * plain MREMAP_FIXED source that spans several VMAs (vma_multi_allowed()).
+ * No header says so: the probes read mm/mremap.c where the build has the
+ * kernel's source. A headers package has none; vma_flags_t (7.0) came
+ * after both, so with it they are certain, and without it the module
+ * follows 6.16 and earlier (a 6.17 or 6.18 built from headers alone
+ * answers some invalid calls with another errno than mremap(2), and
+ * EFAULT to a multi-VMA move that mremap(2) makes). The mutant swaps the
+ * orders.
+ */
+#if defined(FR_HAVE_MREMAP_CHECK_PARAMS) || defined(FR_HAVE_VMA_FLAGS_T)
+#define FR_MREMAP_EARLY_TARGET_CHECKS (!FR_MUTANT(ERRNO_ORDER))
+#else
 #define FR_MREMAP_EARLY_TARGET_CHECKS FR_MUTANT(ERRNO_ORDER)
+#endif
+#if defined(FR_HAVE_MREMAP_MULTI_VMA) || defined(FR_HAVE_VMA_FLAGS_T)
+#define FR_MREMAP_MULTI_VMA_MOVES 1
+#else
 #define FR_MREMAP_MULTI_VMA_MOVES 0
 #endif
 /*

@@ -35,7 +35,7 @@ struct vm_area_struct *fr_copy_vma(struct vm_area_struct **vmap,
 				   pgoff_t pgoff, pgoff_t anon_pgoff,
 				   bool *need_rmap_locks, bool keep_source)
 {
-#if defined(FR_HAVE_COPY_VMA_5)
+#if !FR_COPY_VMA_KEEP_SOURCE
 	/*
 	 * No keep_source: fr_remap_locked() leaves MREMAP_DONTUNMAP of a
 	 * source this copy_vma() could merge with to mremap(2).

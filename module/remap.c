@@ -11,8 +11,9 @@
  * else mremap(2) would check after unmapping the destination or the
  * source's tail, this code checks first, so a failing call changes
  * nothing. Cases where kernels differ in ways that are not errors (a
- * plain move of a source spanning several VMAs, which 7.x performs and
- * 6.x refuses with EFAULT; mlocked growth, which populates) and cases
+ * plain move of a source spanning several VMAs, which 6.17 and later
+ * perform and earlier kernels refuse with EFAULT; mlocked growth, which
+ * populates) and cases
  * this module does not handle are declined with EOPNOTSUPP before any
  * change, so the caller can use mremap(2) and get exactly its behaviour.
  */
@@ -320,7 +321,7 @@ static long fr_check_source(struct vm_area_struct *vma, struct fr_remap *r)
 		if (vma->vm_flags & (VM_SHARED | VM_MAYSHARE))
 			return FR_DECLINE;
 		/*
-		 * 6.x unmaps a MREMAP_FIXED target before this check: a
+		 * 6.1-6.16 unmap a MREMAP_FIXED target before this check: a
 		 * target over the source leaves nothing to look up.
 		 */
 		if (!FR_MREMAP_EARLY_TARGET_CHECKS &&
@@ -334,7 +335,7 @@ static long fr_check_source(struct vm_area_struct *vma, struct fr_remap *r)
 	    r->old_len - r->new_len > TASK_SIZE - (r->addr + r->new_len))
 		return -EINVAL;
 	if (len > vma->vm_end - r->addr) {
-		/* 7.x moves every VMA of a plain move; 6.x refuses. */
+		/* 6.17+ moves every VMA of a plain move; before, it refuses. */
 		if (FR_MREMAP_MULTI_VMA_MOVES && (r->flags & MREMAP_FIXED) &&
 		    r->old_len == r->new_len)
 			return FR_DECLINE;
@@ -467,9 +468,10 @@ static long fr_remap_grow(struct mm_struct *mm, struct vm_area_struct *vma,
 		return (vma->vm_flags & (VM_SHARED | VM_MAYSHARE)) ?
 		       FR_DECLINE : -EINVAL;
 	/*
-	 * A new length beyond TASK_SIZE goes on like any other (7.x refused it
-	 * above): mremap(2)'s get_unmapped_area() answers ENOMEM, after the
-	 * checks of its source. With 4-level paging 128 TiB is such a length.
+	 * A new length beyond TASK_SIZE goes on like any other (6.17 and
+	 * later refused it above): mremap(2)'s get_unmapped_area() answers
+	 * ENOMEM, after the checks of its source. With 4-level paging 128 TiB
+	 * is such a length.
 	 */
 	err = fr_check_resize(mm, vma, r, r->old_len);
 	if (err)
@@ -538,7 +540,7 @@ static long fr_remap(struct fr_remap *r, unsigned long old_len_raw,
 	r->new_len = PAGE_ALIGN(new_len_raw);
 	if (!r->new_len)
 		return -EINVAL;
-	/* 7.x's check_mremap_params() checks the new length first. */
+	/* 6.17+'s check_mremap_params() checks the new length first. */
 	if (FR_MREMAP_EARLY_TARGET_CHECKS && r->new_len > TASK_SIZE)
 		return -EINVAL;
 	if (FR_MREMAP_TARGET_FIRST &&

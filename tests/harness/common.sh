@@ -326,7 +326,7 @@ fr_stage_src() {
 	cp "$FR_TOP"/module/*.c "$FR_TOP"/module/*.h "$FR_TOP"/module/Makefile \
 		"$FR_TOP"/module/Kbuild "$FR_TOP"/module/*.sh "$dest/module/"
 	rm -f "$dest/module/compat-generated.h"
-	cp "$FR_TOP"/module/probes/*.c "$dest/module/probes/"
+	cp "$FR_TOP"/module/probes/*.c "$FR_TOP"/module/probes/*.src "$dest/module/probes/"
 	cp "$FR_TOP"/uapi/linux/*.h "$dest/uapi/linux/"
 }
 
