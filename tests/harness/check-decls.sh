@@ -179,7 +179,7 @@ struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
 				pgoff_t anon_pgoff,
 #endif
 				bool *need_rmap_locks
-#ifndef FR_HAVE_COPY_VMA_5
+#if !defined(FR_HAVE_COPY_VMA_5) && !defined(FR_HAVE_COPY_VMA_MM_5)
 				, bool keep_source
 #endif
 				PLANTED)
@@ -189,8 +189,8 @@ struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
 PLANT
 # shellcheck disable=SC2059
 printf "$hdecl" >"$pstage/plant.h"
-# copy_vma() as this kernel has it (5.10 lacks keep_source, 7.3 added
-# anon_pgoff): the probes say.
+# copy_vma() as this kernel has it (5.10 and 6.18.15 lack keep_source,
+# 7.3 added anon_pgoff): the probes say.
 probes=(-include "$pstage/module/compat-generated.h")
 if ! gcc -gbtf -c "${probes[@]}" -DPLANTED=', bool planted' -o "$pstage/wrong.o" "$pstage/plant.c" ||
 	! gcc -gbtf -c "${probes[@]}" -DPLANTED= -o "$pstage/right.o" "$pstage/plant.c"; then
