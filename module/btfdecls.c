@@ -9,6 +9,7 @@
  * vmlinux carries the prototype of every function the kernel defines.
  *
  * Usage: btfdecls [-f BTF]... NAME...
+ *        btfdecls [-f BTF]... -q QUERY
  * Each -f names a candidate BTF: raw (/sys/kernel/btf/vmlinux) or an ELF
  * file with a .BTF section (the vmlinux that Debian's headers for 6.12 and
  * 7.x ship, holding only .BTF, for the BTF of modules). The first one
@@ -16,6 +17,13 @@
  * Says on stderr which check it prepared. Exits non-zero only on bad
  * usage, no memory or a failed write: a missing or unreadable BTF
  * degrades to the header-only check, never to a failed build.
+ *
+ * -q answers one question of a feature probe (probe.sh, probes/NAME.btf)
+ * instead, for what a headers package cannot show but the BTF records:
+ * "member STRUCT MEMBER" (whether struct STRUCT has MEMBER) or "args
+ * FUNCTION N" (whether FUNCTION takes N arguments). It prints "yes BTF" or
+ * "no BTF", or "none WHY" when no BTF is readable or the BTF cannot say
+ * (the function is not in it, or has two prototypes).
  *
  * BTF and ELF are read as little-endian: the module supports x86-64 and
  * arm64, both little-endian, and so are the machines that build for them.
@@ -530,13 +538,79 @@ static uint32_t find_func(const struct btf *b, const char *name,
 
 static void bad_usage(void)
 {
-	fprintf(stderr, "usage: btfdecls [-f BTF]... NAME...\n");
+	fprintf(stderr, "usage: btfdecls [-f BTF]... NAME...\n"
+		"       btfdecls [-f BTF]... -q QUERY\n");
 	exit(2);
+}
+
+/*
+ * Whether a struct @name of @b has a member @member. A struct the BTF
+ * lacks has none: vmlinux's BTF holds every type of the kernel's code,
+ * those private to one file (mm/mremap.c's) too.
+ */
+static bool has_member(const struct btf *b, const char *name,
+		       const char *member)
+{
+	uint32_t id;
+	unsigned int i, vlen;
+
+	for (id = 1; id <= b->n; id++) {
+		const unsigned char *t = b->type[id];
+
+		if (kind_of(t) != BTF_KIND_STRUCT || strcmp(name_of(b, t), name))
+			continue;
+		vlen = le32(t + 4) & 0xffff;
+		for (i = 0; i < vlen; i++) {
+			const unsigned char *m = t + 12 + 12 * i;
+
+			if (le32(m) < b->strs_len &&
+			    !strcmp(b->strs + le32(m), member))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The answer to one probe question (see the top of this file), printed;
+ * 0, or 2 on a question it does not know.
+ */
+static int query(const struct btf *b, const char *src, const char *why,
+		 const char *q)
+{
+	char kind[16], name[128], arg[128], end;
+	const unsigned char *t;
+	bool ambiguous, yes;
+	uint32_t id;
+
+	if (sscanf(q, "%15s %127s %127s %c", kind, name, arg, &end) != 3 ||
+	    (strcmp(kind, "member") && strcmp(kind, "args"))) {
+		fprintf(stderr, "btfdecls: not a question -q knows: %s\n", q);
+		return 2;
+	}
+	if (!src) {
+		printf("none %s\n", *why ? why : "no BTF given");
+		return 0;
+	}
+	if (!strcmp(kind, "member")) {
+		yes = has_member(b, name, arg);
+	} else {
+		id = find_func(b, name, &ambiguous);
+		t = type_of(b, id ? le32(b->type[id] + 8) : 0);
+		if (!t || kind_of(t) != BTF_KIND_FUNC_PROTO) {
+			printf("none %s: %s()%s\n", src, name, ambiguous ?
+			       " has two prototypes" : " is not in it");
+			return 0;
+		}
+		yes = (le32(t + 4) & 0xffff) == strtoul(arg, NULL, 10);
+	}
+	printf("%s %s\n", yes ? "yes" : "no", src);
+	return fflush(stdout) || ferror(stdout);
 }
 
 int main(int argc, char **argv)
 {
-	const char *src = NULL;
+	const char *src = NULL, *q = NULL;
 	char *why = fmt("%s", "");
 	struct btf b = { 0 };
 	unsigned char *data = NULL;
@@ -544,10 +618,14 @@ int main(int argc, char **argv)
 	char **decl, **text;
 	int c, i, nfound = 0;
 
-	while ((c = getopt(argc, argv, "f:")) != -1) {
+	while ((c = getopt(argc, argv, "f:q:")) != -1) {
 		size_t len;
 		char *w;
 
+		if (c == 'q') {
+			q = optarg;
+			continue;
+		}
 		if (c != 'f')
 			bad_usage();
 		if (src)
@@ -563,6 +641,11 @@ int main(int argc, char **argv)
 		free(data);
 		free(b.type);
 		data = NULL;
+	}
+	if (q) {
+		if (optind < argc)
+			bad_usage();
+		return query(&b, src, why, q);
 	}
 	if (optind >= argc)
 		bad_usage();

@@ -157,10 +157,10 @@ typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
  * anonymous page offset of its own, which copy_vma() takes too; before,
  * the file offset was both. The stable kernels got keep_source at
  * different points: 6.18.15's mm/vma.h declares copy_vma() without it
- * (FR_HAVE_COPY_VMA_MM_5, seen only when the build has the kernel's
- * source; from a headers package, which has no mm/, the module assumes
- * keep_source, and the build's BTF check in decls.c refuses a kernel whose
- * BTF says otherwise).
+ * (FR_HAVE_COPY_VMA_MM_5). A headers package has no mm/: there the
+ * kernel's BTF, where the build has one, gives copy_vma()'s arguments
+ * instead (probes/copy_vma_mm_5.btf); with neither, the module assumes
+ * keep_source.
  */
 #if defined(FR_HAVE_COPY_VMA_5) || defined(FR_HAVE_COPY_VMA_MM_5)
 typedef struct vm_area_struct *(fr_copy_vma_fn)(struct vm_area_struct **vmap,
@@ -217,12 +217,14 @@ typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
  * before it looks up the source (check_mremap_params()), and moves a
  * plain MREMAP_FIXED source that spans several VMAs (vma_multi_allowed()).
  * No header says so: the probes read mm/mremap.c where the build has the
- * kernel's source. A headers package has none; vma_flags_t (7.0) came
- * after both, so with it they are certain, and without it the module
- * follows 6.16 and earlier (a 6.17 or 6.18 built from headers alone
- * answers some invalid calls with another errno than mremap(2), and
- * EFAULT to a multi-VMA move that mremap(2) makes). The mutant swaps the
- * orders.
+ * kernel's source. A headers package has none, but the kernel's BTF, where
+ * the build has one, records mremap's private state: vma_remap_struct
+ * gained vmi_needs_invalidate in the same 6.17 series (probes/*.btf).
+ * vma_flags_t (7.0) came after both, so with it they are certain. With
+ * none of these (a headers package without BTF) the module follows 6.16
+ * and earlier: such a 6.17 or 6.18 answers some invalid calls with
+ * another errno than mremap(2), and EFAULT to a multi-VMA move that
+ * mremap(2) makes. The mutant swaps the orders.
  */
 #if defined(FR_HAVE_MREMAP_CHECK_PARAMS) || defined(FR_HAVE_VMA_FLAGS_T)
 #define FR_MREMAP_EARLY_TARGET_CHECKS (!FR_MUTANT(ERRNO_ORDER))

@@ -3,8 +3,8 @@
  * mm/vma.h declares copy_vma() with five arguments: an mm/ that moved it
  * out of linux/mm.h (6.10) but predates keep_source (6.18.15 does). Only a
  * build against the kernel's source tree sees mm/; against a headers
- * package this fails, and the build's BTF check (decls.c) then compares
- * the prototype the module assumes. mm/'s headers are built-in code's:
+ * package the kernel's BTF answers instead (copy_vma_mm_5.btf: the
+ * arguments of its copy_vma()). mm/'s headers are built-in code's:
  * asm/tlb.h, which vma_internal.h includes, needs what MODULE hides.
  */
 #undef MODULE

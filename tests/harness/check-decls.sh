@@ -223,4 +223,115 @@ plant_build nocc HOSTCC=no-such-compiler
 rc=$?
 tap "$([ "$rc" = 0 ] && grep -aq 'no host compiler for btfdecls: checked against the declarations in the kernel headers only' \
 	"$pstage/nocc.log" && echo 1)" "no host compiler for btfdecls: the build passes, checking the headers only, and says so" "$pstage/nocc.log"
+
+# The probes mm/'s source answers (each has a probes/NAME.btf): where the
+# build has no such source, as a headers package has none, the BTF
+# answers them. What
+# the suite's build said answered each; then, with the source hidden
+# (FR_PROBE_NO_SOURCE=1), planted BTFs of a kernel with 6.17's mremap(2)
+# and a five-argument copy_vma(), and of one without, must give the
+# answers each records, and say so; and on the LTS lane, the BTF of
+# Debian's own build of the same release (its image's vmlinux) must give
+# the answers the lane's source gives, and pass the prototype check.
+btf_probes="copy_vma_mm_5 mremap_check_params mremap_multi_vma"
+for n in $btf_probes; do
+	line=$(grep -a "^fastremap: probe $n: " "$FR_BUILD/$suite/build.log" | head -n 1)
+	tap "$([ -n "$line" ] && echo 1)" "the build log says what answered the probe $n${line:+ (${line#fastremap: probe "$n": })}"
+done
+# probe_build NAME BTF: the probes' answers with the source hidden, into
+# NAME.h, the build's output in NAME.log.
+probe_build() {
+	local name=$1 btf=$2
+	rm -f "$bstage/module/compat-generated.h"
+	# shellcheck disable=SC2046
+	fr_in_root "$suite" make -C "$brel/module" KDIR="$kdir" $(fr_kmake_args) \
+		FR_PROBE_NO_SOURCE=1 FR_DECLS_BTF="$btf" compat-generated.h >"$bstage/$name.log" 2>&1 &&
+		cp "$bstage/module/compat-generated.h" "$bstage/$name.h"
+}
+# The FR_HAVE_ names the BTF answered in NAME.h, or "none".
+btf_said() {
+	local names
+	names=$(sed -n 's/^#define FR_HAVE_\([A-Z0-9_]*\) 1 .. the BTF of .*/\1/p' "$bstage/$1.h" 2>/dev/null | sort | xargs)
+	echo "${names:-none}"
+}
+brel="$rel/btf" bstage="$stage/btf"
+fr_stage_src "$bstage"
+cat >"$bstage/with.c" <<'PLANT'
+typedef _Bool bool;
+struct vm_area_struct;
+struct vma_remap_struct {
+	unsigned long addr;
+#ifdef WITH
+	bool vmi_needs_invalidate;
+#endif
+} planted_vrm;
+struct vm_area_struct *copy_vma(struct vm_area_struct **vmap,
+				unsigned long addr, unsigned long len,
+				unsigned long pgoff, bool *need_rmap_locks
+#ifndef WITH
+				, bool keep_source
+#endif
+				)
+{
+	return 0;
+}
+PLANT
+if ! gcc -gbtf -c -DWITH -o "$bstage/with.o" "$bstage/with.c" ||
+	! gcc -gbtf -c -o "$bstage/without.o" "$bstage/with.c"; then
+	fr_die "gcc -gbtf: cannot make the planted BTF"
+fi
+want=$(echo "$btf_probes" | tr '[:lower:]' '[:upper:]' | xargs -n 1 | sort | xargs)
+probe_build with "$brel/with.o"
+said=$(btf_said with)
+tap "$([ "$said" = "$want" ] && [ "$(grep -ac "^fastremap: probe .*answered by the BTF of $brel/with.o (.*: yes)" \
+	"$bstage/with.log")" = "$(echo "$want" | wc -w)" ] && echo 1)" \
+	"no source, a BTF with 6.17's vma_remap_struct and a five-argument copy_vma(): the BTF answers $want, and the log says so (answered: $said)" "$bstage/with.log"
+probe_build without "$brel/without.o"
+said=$(btf_said without) answered=0
+for n in $want; do
+	grep -q "^/. FR_HAVE_$n: not available (the BTF of $brel/without.o) ./" "$bstage/without.h" 2>/dev/null &&
+		answered=$((answered + 1))
+done
+tap "$([ "$said" = none ] && [ "$answered" = "$(echo "$want" | wc -w)" ] && echo 1)" \
+	"no source, a BTF without them: the BTF answers that none is there (yes: $said; no: $answered)" "$bstage/without.log"
+
+if [ "$suite" = "$FR_LTS_SUITE" ]; then
+	# Debian's image of the lane's release, from trixie-backports (once):
+	# its vmlinuz, unpacked, holds the BTF of Debian's build.
+	up=${kver%%-*}
+	img="$FR_CACHE/bpo-image-${up%.*}"
+	vmlinux="$img/vmlinux-$up+deb13-amd64"
+	if [ ! -s "$vmlinux" ]; then
+		fr_log "$suite: fetching linux-image-$up+deb13-amd64 (trixie-backports) for its BTF (once)"
+		mkdir -p "$img"
+		fr_apt_private_init "$img/apt" "deb [arch=amd64] $(fr_mirror) trixie-backports main"
+		(cd "$img" && fr_apt_private "$img/apt" apt-get download "linux-image-$up+deb13-amd64" >&2) ||
+			fr_die "$suite: cannot download linux-image-$up+deb13-amd64"
+		deb=$(ls "$img"/linux-image-"$up"+deb13-amd64_*.deb)
+		if ! dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/vmlinuz-$up+deb13-amd64" >"$img/vmlinuz" ||
+			! "$kdir/scripts/extract-vmlinux" "$img/vmlinuz" >"$vmlinux.tmp"; then
+			fr_die "$suite: no vmlinux in $deb"
+		fi
+		mv "$vmlinux.tmp" "$vmlinux"
+		rm -f "$deb" "$img/vmlinuz"
+	fi
+	probe_build debian "$vmlinux"
+	said=$(btf_said debian)
+	tap "$([ "$said" = "$want" ] && echo 1)" \
+		"no source, the BTF of Debian's $up: the BTF answers $want, as $kver's source does (answered: $said)" "$bstage/debian.log"
+	# What compat.h makes of them, and the prototype check, in decls.o.
+	cat >"$bstage/module/fr_answers.c" <<'ANSWERS'
+#include "compat.h"
+static_assert(FR_MREMAP_EARLY_TARGET_CHECKS == 1, "fastremap: mremap(2) of 6.17 checks its target first");
+static_assert(FR_MREMAP_MULTI_VMA_MOVES == 1, "fastremap: mremap(2) of 6.17 moves several VMAs");
+static_assert(FR_COPY_VMA_KEEP_SOURCE == 0, "fastremap: this copy_vma() has five arguments");
+ANSWERS
+	echo 'obj-m += fr_answers.o' >>"$bstage/module/Kbuild"
+	# shellcheck disable=SC2046
+	fr_in_root "$suite" make -C "$kdir" M="$brel/module" $(fr_kmake_args) FR_DECLS_BTF="$vmlinux" \
+		decls.o fr_answers.o >>"$bstage/debian.log" 2>&1
+	rc=$?
+	tap "$([ "$rc" = 0 ] && grep -aq "checked against the BTF of $vmlinux" "$bstage/debian.log" && echo 1)" \
+		"no source, the BTF of Debian's $up: compat.h's early target checks, multi-VMA moves and five-argument copy_vma(), and the prototype check passes" "$bstage/debian.log"
+fi
 tap_done

@@ -324,9 +324,10 @@ fr_stage_src() {
 	mkdir -p "$dest/module/probes" "$dest/uapi/linux"
 	cp "$FR_TOP"/VERSION "$FR_TOP"/dkms.conf "$FR_TOP"/LICENSE "$dest/"
 	cp "$FR_TOP"/module/*.c "$FR_TOP"/module/*.h "$FR_TOP"/module/Makefile \
-		"$FR_TOP"/module/Kbuild "$FR_TOP"/module/*.sh "$dest/module/"
+		"$FR_TOP"/module/Kbuild "$FR_TOP"/module/*.mk "$FR_TOP"/module/*.sh "$dest/module/"
 	rm -f "$dest/module/compat-generated.h"
-	cp "$FR_TOP"/module/probes/*.c "$FR_TOP"/module/probes/*.src "$dest/module/probes/"
+	cp "$FR_TOP"/module/probes/*.c "$FR_TOP"/module/probes/*.src "$FR_TOP"/module/probes/*.btf \
+		"$dest/module/probes/"
 	cp "$FR_TOP"/uapi/linux/*.h "$dest/uapi/linux/"
 }
 
