@@ -217,9 +217,10 @@ typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
  * before it looks up the source (check_mremap_params()), and moves a
  * plain MREMAP_FIXED source that spans several VMAs (vma_multi_allowed()).
  * No header says so: the probes read mm/mremap.c where the build has the
- * kernel's source. A headers package has none, but the kernel's BTF, where
- * the build has one, records mremap's private state: vma_remap_struct
- * gained vmi_needs_invalidate in the same 6.17 series (probes/*.btf).
+ * kernel's source. check_mremap_params() itself is older (6.15), so they
+ * look for what the 6.17 series that made both changes added:
+ * vma_remap_struct's vmi_needs_invalidate, which the kernel's BTF also
+ * records, where the build has one but no source (probes/*.btf).
  * vma_flags_t (7.0) came after both, so with it they are certain. With
  * none of these (a headers package without BTF) the module follows 6.16
  * and earlier: such a 6.17 or 6.18 answers some invalid calls with
