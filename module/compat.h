@@ -220,10 +220,10 @@ typedef bool (fr_may_expand_vm_fn)(struct mm_struct *mm, vm_flags_t flags,
  * kernel's source. check_mremap_params() itself is older (6.15), so they
  * look for what the 6.17 series that made both changes added:
  * vma_remap_struct's vmi_needs_invalidate, which the kernel's BTF also
- * records, where the build has one but no source (probes/*.btf).
- * vma_flags_t (7.0) came after both, so with it they are certain. With
- * none of these (a headers package without BTF) the module follows 6.16
- * and earlier: such a 6.17 or 6.18 answers some invalid calls with
+ * records, where the build has one but no source (the probes' .btf
+ * files). vma_flags_t (7.0) came after both, so with it they are certain.
+ * With none of these (a headers package without BTF) the module follows
+ * 6.16 and earlier: such a 6.17 or 6.18 answers some invalid calls with
  * another errno than mremap(2), and EFAULT to a multi-VMA move that
  * mremap(2) makes. The mutant swaps the orders.
  */
