@@ -317,8 +317,11 @@ if [ "$suite" = "$FR_LTS_SUITE" ]; then
 	fi
 	probe_build debian "$vmlinux"
 	said=$(btf_said debian)
-	tap "$([ "$said" = "$want" ] && echo 1)" \
-		"no source, the BTF of Debian's $up: the BTF answers $want, as $kver's source does (answered: $said)" "$bstage/debian.log"
+	from_src=$(for n in $want; do
+		grep -q "^#define FR_HAVE_$n 1" "$FR_BUILD/$suite/compat-generated.h" && echo "$n"
+	done | xargs)
+	tap "$([ "$said" = "$want" ] && [ "$said" = "$from_src" ] && echo 1)" \
+		"no source, the BTF of Debian's $up: the BTF answers $want, as $kver's source does (answered: $said; the source: ${from_src:-none})" "$bstage/debian.log"
 	# What compat.h makes of them, and the prototype check, in decls.o.
 	cat >"$bstage/module/fr_answers.c" <<'ANSWERS'
 #include "compat.h"
@@ -333,5 +336,15 @@ ANSWERS
 	rc=$?
 	tap "$([ "$rc" = 0 ] && grep -aq "checked against the BTF of $vmlinux" "$bstage/debian.log" && echo 1)" \
 		"no source, the BTF of Debian's $up: compat.h's early target checks, multi-VMA moves and five-argument copy_vma(), and the prototype check passes" "$bstage/debian.log"
+	# The same check of compat.h's answers with the planted BTF without
+	# them must fail, on all three.
+	probe_build without "$brel/without.o"
+	rm -f "$bstage/module/fr_answers.o"
+	# shellcheck disable=SC2046
+	fr_in_root "$suite" make -C "$kdir" M="$brel/module" $(fr_kmake_args) fr_answers.o >>"$bstage/without.log" 2>&1
+	rc=$?
+	failed=$(grep -ac 'static assertion failed: "fastremap: ' "$bstage/without.log")
+	tap "$([ "$rc" != 0 ] && [ "$failed" = 3 ] && echo 1)" \
+		"no source, the BTF without them: compat.h's three answers are 6.16's, and the same check says so (failed: $failed of 3)" "$bstage/without.log"
 fi
 tap_done
