@@ -61,7 +61,7 @@ static int set_fail(int n)
 }
 
 /*
- * 16 MiB misaligned by 4 KiB needs a PTE table per 2 MiB at the target,
+ * 16 MiB misaligned by a page needs a PTE table per PMD at the target,
  * and more above them where none are left over from earlier mappings, so
  * how many allocations a move makes varies: each attempt either fails and
  * must have put everything back, or succeeds; the first cannot succeed,
@@ -85,7 +85,7 @@ static int is_mapped(void *p)
 {
 	unsigned char v;
 
-	return mincore((void *)((uintptr_t)p & ~4095UL), 4096, &v) == 0;
+	return mincore((void *)((uintptr_t)p & ~(PG - 1)), PG, &v) == 0;
 }
 
 /* /proc/self/maps as it was before the call. */
@@ -97,9 +97,9 @@ static int run(int fd, const struct ecase *c, int n)
 	struct t_area sa, da;
 	struct fastremap_remap out;
 	struct t_acct before, after;
-	char *src = t_map_aligned(LEN, 2UL << 20, PROT_READ | PROT_WRITE,
+	char *src = t_map_aligned(LEN, PMD_SZ, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-	char *dst = t_pick(c->new_len + (2UL << 20), 2UL << 20, &da);
+	char *dst = t_pick(c->new_len + PMD_SZ, PMD_SZ, &da);
 	int failed = 0, acct_ok, held;
 	char why[128];
 	uintptr_t lo, hi;
@@ -109,7 +109,7 @@ static int run(int fd, const struct ecase *c, int n)
 	if (!tap_ok(src && dst, "%s, fail from allocation %d: map source and target",
 		    c->name, n))
 		return 0;
-	dst += 4096;
+	dst += PG;
 	t_fill_pattern(src, LEN, 77);
 	if (c->mlocked && mlock(src, LEN)) {
 		tap_skip_test(strerror(errno), "%s: mlock", c->name);
@@ -156,7 +156,7 @@ static int run(int fd, const struct ecase *c, int n)
 		tap_ok(acct_ok && !t_acct_diff(&before, &after, why, sizeof(why)),
 		       "%s, fail from allocation %d: accounting as before (%s)", c->name, n,
 		       acct_ok ? why : "cannot read it");
-		tap_ok(t_verify_pattern(src, LEN, 77, 4096) < 0,
+		tap_ok(t_verify_pattern(src, LEN, 77, PG) < 0,
 		       "%s, fail from allocation %d: the source holds all its data again",
 		       c->name, n);
 		tap_ok(!is_mapped(dst) && !is_mapped(dst + c->new_len - 1),
@@ -165,7 +165,7 @@ static int run(int fd, const struct ecase *c, int n)
 	} else {
 		tap_diag("%s: allocation %d was not reached: the move succeeded", c->name, n);
 	}
-	tap_ok(res == dst && t_verify_pattern(dst, LEN, 77, 4096) < 0,
+	tap_ok(res == dst && t_verify_pattern(dst, LEN, 77, PG) < 0,
 	       "%s, fail from allocation %d: %s, data intact at the target", c->name, n,
 	       failed ? "the same move works afterwards" : "moved");
 out:
