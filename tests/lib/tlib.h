@@ -8,8 +8,9 @@
  * counter; FASTREMAP_IOC_MOVE with a model of the moved heap and a checker
  * of it; UFFDIO_MOVE's definitions.
  *
- * 4 KiB pages, 2 MiB PMDs, 1 GiB PUDs (x86-64 and arm64 as Debian builds
- * them). Not thread-safe except where a function says otherwise.
+ * Page, PMD and PUD sizes are the running kernel's, read before main()
+ * (x86-64: 4 KiB pages; arm64: 4 KiB or 16 KiB, as Debian builds it). Not
+ * thread-safe except where a function says otherwise.
  */
 #ifndef T_LIB_H
 #define T_LIB_H
@@ -114,9 +115,9 @@ extern size_t t_cont_size;
 #define T_PAGE_MIN	(4UL << 10)
 #define T_PAGE_MAX	(64UL << 10)
 
-#define PG		4096UL
-#define PMD_SZ		SZ_2M
-#define PUD_SZ		SZ_1G
+#define PG		t_page_size
+#define PMD_SZ		t_pmd_size
+#define PUD_SZ		t_pud_size
 #define PT_ENTRIES	t_table_entries
 #define CONT_SZ		t_cont_size
 #define PAGE_WORDS	(PG / sizeof(uint64_t))
