@@ -16,9 +16,8 @@
  * kprobe event on contpte_ptep_get counts them while this process reads
  * its pagemap. Kprobes on __contpte_try_unfold and __contpte_try_fold
  * count the kernel's unfolds and fold attempts during the move. The
- * blocks come from anonymous mTHP of the block's size (hugepages-64kB/enabled
- * with 4 KiB pages, set to
- * "always" for the test and put back).
+ * blocks come from anonymous mTHP of the block's size (hugepages-64kB/
+ * enabled with 4 KiB pages), set to "always" for the test and put back.
  *
  * Skips on x86-64 (no such blocks) and on kernels without contiguous PTEs
  * (6.1). Runs as root inside the test VM with the module loaded.
