@@ -242,10 +242,13 @@ static void check_flush_only(const char *name, const struct fastremap_remap *r,
 	       (unsigned long long)r->moved_thp, (unsigned long long)r->moved_pte);
 }
 
-/* A private anonymous source without THP, so that the counts are PTEs. */
+/*
+ * A private anonymous source without THP, so that the counts are PTEs
+ * (not accounted only where larger than memory: t_noreserve()).
+ */
 static char *map_src(size_t len, size_t align, struct t_area *a)
 {
-	char *p = t_map_aligned(len, align, RW, ANON, -1, 0, a);
+	char *p = t_map_aligned(len, align, RW, ANON | t_noreserve(len), -1, 0, a);
 
 	if (p)
 		madvise(p, len, MADV_NOHUGEPAGE);

@@ -208,7 +208,8 @@ int main(int argc, char **argv)
 		memset(c, 0, sizeof(c));
 		for (int x = 0; x < 2; x++) {
 			c[x].src = t_map_aligned(tc->len, tc->src_align, PROT_READ | PROT_WRITE,
-					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa[x]);
+					       MAP_PRIVATE | MAP_ANONYMOUS | t_noreserve(tc->len),
+					       -1, 0, &sa[x]);
 			c[x].dst = c[x].src ? t_pick(tc->len, tc->dst_align, &da[x]) : NULL;
 			c[x].len = tc->len;
 			c[x].ioctl_it = x;

@@ -84,6 +84,13 @@ long t_proc_field(const char *path, const char *key)
 	return -1;
 }
 
+int t_noreserve(size_t len)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+
+	return pages > 0 && len / PG > (size_t)pages ? MAP_NORESERVE : 0;
+}
+
 /*
  * Committed_AS to the page: the kernel keeps it as a per-CPU counter whose
  * pending deltas (up to an eighth of memory per CPU under the default

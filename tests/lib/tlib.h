@@ -539,6 +539,14 @@ int t_tlb_trace_count(void (*fn)(void *), void *arg,
 /* A "Key: N" field of a /proc file, read without allocating; -1 if absent. */
 long t_proc_field(const char *path, const char *key);
 
+/*
+ * MAP_NORESERVE for a private writable mapping of len bytes larger than
+ * the machine's memory, which the default overcommit heuristic refuses
+ * (PUD-sized moves: 64 GiB with 16 KiB pages); else 0, the mapping
+ * accounted as the tests' others are.
+ */
+int t_noreserve(size_t len);
+
 /* Whether the running kernel is maj.min or later; unknown if it cannot tell. */
 int t_kernel_since(int maj, int min, int unknown);
 
