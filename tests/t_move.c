@@ -53,8 +53,14 @@ static int heap_setup(const char *layout, uint64_t *tags, int ro_tail)
 	return 0;
 }
 
-/* An offset that is not a heap page: used as is, as an address. */
+/*
+ * Offsets that are not heap pages. ABS | a: the address a, used as is
+ * (the table's lie above the user address space, where bit 62 is set
+ * anyway). BELOW | n: n bytes below the heap, in the reservation before
+ * it (a negative offset would read as ABS).
+ */
 #define ABS	(1LL << 62)
+#define BELOW	(1LL << 61)
 
 /*
  * The table's offsets and lengths: in 4 KiB units, scaled to this
@@ -64,7 +70,11 @@ static int heap_setup(const char *layout, uint64_t *tags, int ro_tail)
 
 static long long scaled(long long off)
 {
-	return off & ABS ? off : off * (long long)(PG / T_PAGE_MIN);
+	if (off & ABS)
+		return off;
+	if (off & BELOW)
+		return BELOW | scaled(off & ~BELOW);
+	return off * (long long)(PG / T_PAGE_MIN);
 }
 
 struct mv_case {
@@ -140,13 +150,15 @@ static const struct mv_case cases[] = {
 	{ "destination spans two mappings -> EFAULT", L_HALF, 1, 1,
 	  { { T4(0), T4(54), T4(4) } }, 0, EFAULT, 0, 0 },
 	{ "destination in a PROT_NONE mapping -> EINVAL", L_HALF, 0, 1,
-	  { { T4(0), T4(-4), T4(1) } }, 0, EINVAL, 0, 0 },
+	  { { T4(0), BELOW | T4(4), T4(1) } }, 0, EINVAL, 0, 0 },
 };
 
 static unsigned long long addr_of(long long off)
 {
 	if (off & ABS)
-		return off & ~ABS;
+		return off;
+	if (off & BELOW)
+		return (uintptr_t)heap - (off & ~BELOW);
 	return (uintptr_t)heap + off;
 }
 
