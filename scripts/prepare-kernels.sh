@@ -320,6 +320,15 @@ for s in $FR_SUITES; do
 		[ -n "$(fr_kver /)" ] && [ -d "/lib/modules/$(fr_kver /)/build" ] ||
 			fr_die "bookworm kernel or headers missing: run scripts/deps.sh"
 		;;
+	*-16k)
+		# fr_no_lane: arm64 only. The base suite's build root and
+		# kernels, and its arm64-16k kernel.
+		make_chroot "${s%-16k}"
+		FASTREMAP_ARM64_16K=1 make_arm64 "${s%-16k}"
+		[ -n "$(fr_kver "$(fr_kroot "$s")")" ] || fr_die "$s: Debian has no arm64-16k kernel for ${s%-16k}"
+		fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
+		continue
+		;;
 	bullseye)
 		make_bullseye
 		if fr_is_arm64; then
