@@ -1352,12 +1352,13 @@ static int fr_spans_disjoint(struct fr_span *a, size_t n)
 static long fr_move_check(const struct fastremap_move_range *v, size_t n)
 {
 	uint64_t top = (uint64_t)1 << 56;	/* the most any x86-64 task has */
+	uint64_t pg = fr_page_size();
 	struct fr_span *s;
 	size_t bytes;
 	long r, ok;
 
 	for (size_t k = 0; k < n; k++) {
-		if (!v[k].len || ((v[k].src | v[k].dst | v[k].len) & 4095))
+		if (!v[k].len || ((v[k].src | v[k].dst | v[k].len) & (pg - 1)))
 			return -EINVAL;
 		if (v[k].len > top || v[k].src > top - v[k].len ||
 		    v[k].dst > top - v[k].len)
