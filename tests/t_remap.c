@@ -1131,8 +1131,12 @@ static void *twin_addr(const struct twin *t, enum where w, uintptr_t delta)
 
 	if (w == W_NULL)
 		return NULL;
+	/*
+	 * Written for 4 KiB pages: the page holding the address, so that a
+	 * larger page leaves it beyond the address space, not misaligned.
+	 */
 	if (w == W_ABS)
-		return (void *)delta;
+		return (void *)(delta & ~(PG - 1));
 	return t->b + at[w] + delta;
 }
 

@@ -1012,7 +1012,7 @@ static void gen_two_errors(struct remap *r, const struct t_map *m, int n)
 		case 7:		/* a FIXED target beyond the address space */
 			r->flags |= MM | FX;
 			r->new_kind = 2;
-			r->new_abs = chance(50) ? 0x7ffffffff000UL : ~0UL & ~4095UL;
+			r->new_abs = (chance(50) ? 0x7ffffffff000UL : ~0UL) & ~(PG - 1);
 			break;
 		case 8:		/* an absurd new size */
 			r->new_size = chance(50) ? ~0UL - PG : 1UL << (47 + rnd(16));
@@ -1056,7 +1056,7 @@ static void gen_new_addr(struct remap *r, const struct t_map *m, int n)
 			r->new_off = 0;
 	} else if (fl < 48) {		/* beyond the address space */
 		r->new_kind = 2;
-		r->new_abs = chance(50) ? 0x7ffffffff000UL : ~0UL & ~4095UL;
+		r->new_abs = (chance(50) ? 0x7ffffffff000UL : ~0UL) & ~(PG - 1);
 	} else {
 		r->new_off = rnd(maxnew / PG + 1) * PG;
 	}

@@ -229,7 +229,8 @@ static void test_errno_order(void)
 		base = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
 		hole = base + SZ_2M;
 		munmap(hole, SZ_2M);
-		nw = c->new_off == -1 ? (char *)0x7ffffffff000UL : hole + c->new_off;
+		/* The page holding it, with pages larger than 4 KiB too. */
+		nw = c->new_off == -1 ? (char *)(0x7ffffffff000UL & ~(PG - 1)) : hole + c->new_off;
 		p = t_mremap(hole, c->old_len, c->new_len, c->flags, nw);
 		ea = errno;
 		if (p != MAP_FAILED) {
