@@ -126,6 +126,57 @@ root_sources() {
 		sort -u
 }
 
+# Debian's arm64 kernel ABI-FLAVOUR (FLAVOUR arm64, or arm64-16k: 16 KiB
+# pages) of package version VER, its headers and an arm64 busybox,
+# unpacked into DIR: boot/, lib/modules/KVER/ (with modules.dep) and
+# usr/src/linux-headers-KVER, whose kbuild links point into the build
+# root; marked ready for ABI and VER. apt_arm64 SUITE must have its lists.
+# fetch_arm64_kernel SUITE ABI VER FLAVOUR DIR
+fetch_arm64_kernel() {
+	local suite=$1 abi=$2 ver=$3 k="$2-$4" dir=$5 tmp img h t f
+	tmp="$dir.tmp"
+	rm -rf "$tmp"
+	mkdir -p "$tmp/debs"
+	# The unsigned image where the suite has one (the same kernel);
+	# since 7.x the image is split into base files, binary, modules.
+	if apt_arm64 "$suite" apt-cache show "linux-binary-unsigned-$k=$ver" >/dev/null 2>&1; then
+		img="linux-base-$k=$ver linux-binary-unsigned-$k=$ver linux-modules-$k=$ver"
+	elif apt_arm64 "$suite" apt-cache show "linux-image-$k-unsigned=$ver" >/dev/null 2>&1; then
+		img="linux-image-$k-unsigned=$ver"
+	else
+		img="linux-image-$k=$ver"
+	fi
+	# shellcheck disable=SC2086
+	(cd "$tmp/debs" && apt_arm64 "$suite" apt-get download "linux-headers-$k=$ver" \
+		$img busybox-static >/dev/null) ||
+		fr_die "$suite: cannot download the arm64 kernel $k $ver"
+	for t in "$tmp"/debs/*.deb; do dpkg-deb -x "$t" "$tmp"; done
+	rm -rf "$tmp/debs"
+	h="$tmp/usr/src/linux-headers-$k"
+	# scripts/ and tools/ are relative links to the suite's kbuild
+	# package; absolute, they resolve in the build root wherever
+	# the headers are copied.
+	for t in scripts tools; do
+		[ -L "$h/$t" ] && ln -sfn "$(realpath -m "/usr/src/$(readlink "$h/$t")")" "$h/$t"
+	done
+	# Newer suites ship modules and busybox in /usr (merged /usr),
+	# and 7.x its image and config beside the modules.
+	[ -e "$tmp/lib" ] || ln -s usr/lib "$tmp/lib"
+	[ -e "$tmp/bin" ] || ln -s usr/bin "$tmp/bin"
+	mkdir -p "$tmp/boot"
+	for t in vmlinuz config; do
+		[ -e "$tmp/boot/$t-$k" ] && continue
+		for f in "$tmp/lib/modules/$k/$t" "$tmp/lib/modules/$k/$t.unsigned"; do
+			[ -e "$f" ] && ln -s "../lib/modules/$k/${f##*/}" "$tmp/boot/$t-$k" && break
+		done
+	done
+	[ -r "$tmp/boot/vmlinuz-$k" ] || fr_die "$suite: no kernel image in the $k packages"
+	depmod -b "$tmp" "$k" || fr_die "$suite: depmod of the $k modules failed"
+	echo "2 $abi $ver" >"$tmp/.fastremap-ready"
+	rm -rf "$dir"
+	mv "$tmp" "$dir"
+}
+
 # The arm64 kernel of the same Debian release as the suite's amd64 one
 # (same ABI name and package version, so that the headers' common half,
 # installed in the build root with the amd64 headers, is theirs too),
@@ -136,7 +187,7 @@ root_sources() {
 # make_arm64 SUITE [ABI RELEASE]: ABI (and the apt sources of RELEASE
 # alone) where the arm64 kernel is not the amd64 one's.
 make_arm64() {
-	local suite=$1 root kver abi ver dir tmp d gcc h t img k release=${3:-}
+	local suite=$1 root kver abi ver dir tmp d gcc k d16 release=${3:-}
 	root=$(fr_root "$suite")
 	dir=$(fr_arm64_dir "$suite")
 	kver=$(fr_kver "$root")
@@ -160,48 +211,7 @@ make_arm64() {
 		fi
 		[ -s "$d/sources.list" ] || fr_die "$suite: no apt sources for it in the build root"
 		apt_arm64 "$suite" apt-get update >/dev/null || fr_die "$suite: apt-get update (arm64) failed"
-		tmp="$dir.tmp"
-		rm -rf "$tmp"
-		mkdir -p "$tmp/debs"
-		# The unsigned image where the suite has one (the same kernel);
-		# since 7.x the image is split into base files, binary, modules.
-		k="$abi-arm64"
-		if apt_arm64 "$suite" apt-cache show "linux-binary-unsigned-$k=$ver" >/dev/null 2>&1; then
-			img="linux-base-$k=$ver linux-binary-unsigned-$k=$ver linux-modules-$k=$ver"
-		elif apt_arm64 "$suite" apt-cache show "linux-image-$k-unsigned=$ver" >/dev/null 2>&1; then
-			img="linux-image-$k-unsigned=$ver"
-		else
-			img="linux-image-$k=$ver"
-		fi
-		# shellcheck disable=SC2086
-		(cd "$tmp/debs" && apt_arm64 "$suite" apt-get download "linux-headers-$k=$ver" \
-			$img busybox-static >/dev/null) ||
-			fr_die "$suite: cannot download the arm64 kernel $abi-arm64 $ver"
-		for t in "$tmp"/debs/*.deb; do dpkg-deb -x "$t" "$tmp"; done
-		rm -rf "$tmp/debs"
-		h="$tmp/usr/src/linux-headers-$abi-arm64"
-		# scripts/ and tools/ are relative links to the suite's kbuild
-		# package; absolute, they resolve in the build root wherever
-		# the headers are copied.
-		for t in scripts tools; do
-			[ -L "$h/$t" ] && ln -sfn "$(realpath -m "/usr/src/$(readlink "$h/$t")")" "$h/$t"
-		done
-		# Newer suites ship modules and busybox in /usr (merged /usr),
-		# and 7.x its image and config beside the modules.
-		[ -e "$tmp/lib" ] || ln -s usr/lib "$tmp/lib"
-		[ -e "$tmp/bin" ] || ln -s usr/bin "$tmp/bin"
-		mkdir -p "$tmp/boot"
-		for t in vmlinuz config; do
-			[ -e "$tmp/boot/$t-$k" ] && continue
-			for f in "$tmp/lib/modules/$k/$t" "$tmp/lib/modules/$k/$t.unsigned"; do
-				[ -e "$f" ] && ln -s "../lib/modules/$k/${f##*/}" "$tmp/boot/$t-$k" && break
-			done
-		done
-		[ -r "$tmp/boot/vmlinuz-$k" ] || fr_die "$suite: no kernel image in the arm64 packages"
-		depmod -b "$tmp" "$abi-arm64" || fr_die "$suite: depmod of the arm64 modules failed"
-		echo "2 $abi $ver" >"$tmp/.fastremap-ready"
-		rm -rf "$dir"
-		mv "$tmp" "$dir"
+		fetch_arm64_kernel "$suite" "$abi" "$ver" arm64 "$dir"
 	fi
 	# Debian's arm64-16k flavour of the same kernel (16 KiB pages), where
 	# the suite has one: its headers only, in the build root beside the
@@ -221,6 +231,18 @@ make_arm64() {
 		rm -rf "${root%/}/usr/src/linux-headers-$k"
 		mv "$tmp/usr/src/linux-headers-$k" "${root%/}/usr/src/"
 		rm -rf "$tmp"
+	fi
+	# FASTREMAP_ARM64_16K=1: that kernel itself too, for a lane that
+	# boots it, in fr_arm64_dir SUITE-16k (laid out as the arm64 one).
+	d16=$(fr_arm64_dir "$suite-16k")
+	if [ "${FASTREMAP_ARM64_16K:-0}" = 1 ] &&
+		{ [ ! -f "$d16/.fastremap-ready" ] || [ "$(cat "$d16/.fastremap-ready")" != "2 $abi $ver" ]; }; then
+		if apt_arm64 "$suite" apt-cache show "linux-headers-$k=$ver" >/dev/null 2>&1; then
+			fr_log "$suite: fetching Debian's $k kernel ($ver)"
+			fetch_arm64_kernel "$suite" "$abi" "$ver" arm64-16k "$d16"
+		else
+			fr_log "$suite: Debian has no $k kernel"
+		fi
 	fi
 	gcc=$(sed -n 's/^CC = .*\(gcc-[0-9]*\)$/\1/p' "$dir/usr/src/linux-headers-$abi-arm64/.kernelvariables")
 	[ -n "$gcc" ] || fr_die "$suite: which gcc built the arm64 kernel?"
@@ -297,6 +319,15 @@ for s in $FR_SUITES; do
 		fi
 		[ -n "$(fr_kver /)" ] && [ -d "/lib/modules/$(fr_kver /)/build" ] ||
 			fr_die "bookworm kernel or headers missing: run scripts/deps.sh"
+		;;
+	*-16k)
+		# fr_no_lane: arm64 only. The base suite's build root and
+		# kernels, and its arm64-16k kernel.
+		make_chroot "${s%-16k}"
+		FASTREMAP_ARM64_16K=1 make_arm64 "${s%-16k}"
+		[ -n "$(fr_kver "$(fr_kroot "$s")")" ] || fr_die "$s: Debian has no arm64-16k kernel for ${s%-16k}"
+		fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
+		continue
 		;;
 	bullseye)
 		make_bullseye

@@ -458,6 +458,9 @@ static void test_threads(void)
 
 int main(void)
 {
+	/* The geometry every program of this boot sizes its cases by (tlib.h). */
+	tap_diag("page %zu KiB, PMD %zu MiB, PUD %zu GiB, %zu entries per table, contiguous-PTE block %zu KiB",
+		 PG >> 10, PMD_SZ >> 20, PUD_SZ >> 30, PT_ENTRIES, CONT_SZ >> 10);
 	test_node();
 	test_symbols();
 	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);

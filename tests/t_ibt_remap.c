@@ -23,12 +23,12 @@ int main(void)
 
 	if (!tap_ok(fd >= 0, "open %s", FASTREMAP_DEVICE))
 		return tap_done();
-	/* One reservation: source 4K into it, destination 2M-aligned after. */
+	/* One reservation: source a page into it, destination PMD-aligned after. */
 	area = mmap(NULL, 4 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!tap_ok(area != MAP_FAILED, "reserve 16 MiB"))
 		return tap_done();
-	src = (uint64_t *)(area + SZ_4K);
-	dst = (uint64_t *)T_ALIGN_UP((uintptr_t)area + len + SZ_4K, PMD_SZ);
+	src = (uint64_t *)(area + PG);
+	dst = (uint64_t *)T_ALIGN_UP((uintptr_t)area + len + PG, PMD_SZ);
 	if (!tap_ok(mmap(src, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == src,
 		    "map 4 MiB"))

@@ -70,7 +70,7 @@ static uint64_t hostile_addr(void)
 	case 2: return 0xffff800000000000ULL + (rnd() & 0xffffff000ULL); /* kernel */
 	case 3: return (uint64_t)-4096;
 	case 4: return (uintptr_t)sentinel + (rnd() % SENTINEL_LEN);	/* unaligned inside */
-	case 5: return (uintptr_t)sentinel + (rnd() % 1024) * page;	/* aligned inside */
+	case 5: return (uintptr_t)sentinel + (rnd() % (SENTINEL_LEN / page)) * page; /* aligned inside */
 	case 6: return (uintptr_t)ro_page;
 	case 7: return (uintptr_t)edge_page + page - (rnd() % 64);	/* runs off the end */
 	case 8: return 0x7ffffffff000ULL;
@@ -493,7 +493,7 @@ static void move_fuzz(void)
 
 	if (!t_move_supported(fd))
 		return;
-	mv_heap = t_map_aligned(MV_PAGES * PG, SZ_2M, PROT_READ | PROT_WRITE,
+	mv_heap = t_map_aligned(MV_PAGES * PG, PMD_SZ, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!tap_ok(mv_heap && vec != MAP_FAILED, "move fuzz: map the heap"))
 		return;
@@ -532,7 +532,7 @@ static void move_fuzz(void)
 				v[k].dst = hostile_addr();
 				v[k].len = hostile_len();
 				if (mv_in_sentinel(v[k].src) || mv_in_sentinel(v[k].dst))
-					v[k].dst = (uintptr_t)sentinel + (rnd() % 512) * PG;
+					v[k].dst = (uintptr_t)sentinel + (rnd() % (SENTINEL_LEN / PG / 2)) * PG;
 			}
 			if (rnd() % 4 == 0) {
 				/* Runs off the vector's page. */

@@ -149,7 +149,7 @@ static long sd_remap(long fd, struct fastremap_remap *rq)
 		return -EFAULT;
 	rq->new_addr = (uint64_t)r;
 	rq->moved_pud = rq->moved_pmd = rq->moved_thp = 0;
-	rq->moved_pte = rq->old_size / 4096;
+	rq->moved_pte = rq->old_size / PG;
 	rq->moved_contpte = rq->unfolded_contpte = 0;
 	rq->tlb_flushes = 1;
 	return 0;
@@ -304,7 +304,7 @@ static int is_mapped(const void *p)
 {
 	unsigned char v;
 
-	return mincore((void *)((uintptr_t)p & ~4095UL), 4096, &v) == 0;
+	return mincore((void *)((uintptr_t)p & ~(PG - 1)), PG, &v) == 0;
 }
 
 /*
@@ -626,7 +626,7 @@ static int s_strict_sandbox(void)
 	sd.remap_err = EOPNOTSUPP;
 	if (lib_fixed(a, b, 0, &st, &res) || st.used_module)
 		return 4;
-	if (fastremap(b, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, a) != a)
+	if (fastremap(b, PG, PG, MREMAP_MAYMOVE | MREMAP_FIXED, a) != a)
 		return 5;
 	return 0;
 }

@@ -25,16 +25,28 @@ struct lib_case {
 	unsigned int flags;
 	int err;
 	int done, done_pages;
+	int half;	/* HALF_*: the first move's source or length half a page off */
 };
+
+/*
+ * Half a page: not a multiple of the page on any kernel, but of 4 KiB on
+ * one with 16 KiB pages, where a check of 4 KiB alignment lets it through.
+ */
+#define HALF_LEN	1
+#define HALF_SRC	2
 
 /* Pages 0-127 hold data, 128-255 are holes; page 200 holds data too. */
 static const struct lib_case cases[] = {
-	{ "a batch of three", 3, { { 0, 130, 4 }, { 8, 0, 2 }, { 20, 140, 8 } }, 0, 0, 3, 0 },
-	{ "EEXIST part way", 2, { { 0, 150, 2 }, { 4, 198, 4 } }, 0, EEXIST, 1, 2 },
-	{ "ENOENT part way", 1, { { 126, 160, 4 } }, 0, ENOENT, 0, 2 },
-	{ "holes allowed", 1, { { 126, 160, 4 } }, FASTREMAP_MOVE_HOLES, 0, 1, 0 },
-	{ "overlapping sources -> EINVAL", 2, { { 0, 150, 4 }, { 2, 170, 4 } }, 0, EINVAL, 0, 0 },
-	{ "unknown flag -> EINVAL", 1, { { 0, 150, 1 } }, 1u << 9, EINVAL, 0, 0 },
+	{ "a batch of three", 3, { { 0, 130, 4 }, { 8, 0, 2 }, { 20, 140, 8 } }, 0, 0, 3, 0, 0 },
+	{ "EEXIST part way", 2, { { 0, 150, 2 }, { 4, 198, 4 } }, 0, EEXIST, 1, 2, 0 },
+	{ "ENOENT part way", 1, { { 126, 160, 4 } }, 0, ENOENT, 0, 2, 0 },
+	{ "holes allowed", 1, { { 126, 160, 4 } }, FASTREMAP_MOVE_HOLES, 0, 1, 0, 0 },
+	{ "overlapping sources -> EINVAL", 2, { { 0, 150, 4 }, { 2, 170, 4 } }, 0, EINVAL, 0, 0, 0 },
+	{ "unknown flag -> EINVAL", 1, { { 0, 150, 1 } }, 1u << 9, EINVAL, 0, 0, 0 },
+	/* mremap(2) would round the length up and move two pages. */
+	{ "a page and a half -> EINVAL", 1, { { 0, 150, 1 } }, 0, EINVAL, 0, 0, HALF_LEN },
+	/* The destination holds data: a scan would stop at EEXIST. */
+	{ "a source half a page in -> EINVAL", 1, { { 4, 200, 1 } }, 0, EINVAL, 0, 0, HALF_SRC },
 };
 
 static char *heap_setup(struct t_area *a, uint64_t *tags)
@@ -70,6 +82,10 @@ static void run(const struct lib_case *c, unsigned int fr_flags, const char *how
 		v[k].dst = (uintptr_t)h + c->mv[k].dst * PG;
 		v[k].len = c->mv[k].len * PG;
 	}
+	if (c->half == HALF_LEN)
+		v[0].len += PG / 2;
+	if (c->half == HALF_SRC)
+		v[0].src += PG / 2;
 	m0 = t_maps_range(h, NPAGES * PG);
 	r = fastremap_move(v, c->n, c->flags, fr_flags, &st);
 	m1 = t_maps_range(h, NPAGES * PG);

@@ -8,12 +8,12 @@
  * write-lock, and takes its two locks in the order of their addresses
  * (double_pt_lock(), move_pages_huge_pmd()), so the module must take its
  * pairs in that order too (fr_lock2()). A mover that takes them source
- * first, as mremap(2) does, deadlocks: a PTE table maps 2 MiB and a PMD
- * table 1 GiB, so neighbouring VMAs share them; if it moves S to D while
- * UFFDIO_MOVE moves X to Y, S and X in one table and D and Y in another,
- * one of the two directions of each round trip takes the pair in the
- * other order than UFFDIO_MOVE does, and two CPUs can each hold one lock
- * and spin on the other with preemption off for good (an ABBA deadlock:
+ * first, as mremap(2) does, deadlocks: a PTE table maps a PMD (2 MiB) and
+ * a PMD table a PUD (1 GiB), so neighbouring VMAs share them; if it moves
+ * S to D while UFFDIO_MOVE moves X to Y, S and X in one table and D and Y
+ * in another, one of the two directions of each round trip takes the
+ * pair in the other order than UFFDIO_MOVE does, and two CPUs can each
+ * hold one lock and spin on the other with preemption off for good (an ABBA deadlock:
  * "BUG: soft lockup" on both).
  *
  * Each scenario runs two threads on two CPUs for a fixed time: thread A
@@ -28,8 +28,8 @@
  *          and Y in the next;
  *   remap: FASTREMAP_IOC_REMAP (MREMAP_MAYMOVE | MREMAP_FIXED) of one page,
  *          the same layout;
- *   thp:   FASTREMAP_IOC_MOVE of a 2 MiB THP, S and X in one PMD table
- *          (the 1 GiB below a 1 GiB boundary), D and Y in the next; thread
+ *   thp:   FASTREMAP_IOC_MOVE of a PMD-sized THP, S and X in one PMD table
+ *          (the PUD below a PUD boundary), D and Y in the next; thread
  *          B's UFFDIO_MOVE of a THP takes move_pages_huge_pmd().
  * A deadlock does not return: before the scenarios the soft-lockup
  * watchdog is set to panic after a few seconds (and to print every CPU's
@@ -347,13 +347,14 @@ static int map_fixed(char *p, size_t len)
 }
 
 /*
- * PTE tables: a 4 MiB region at a 2 MiB boundary R, one mapping first.
- * S = R + 64K is written before anything splits the mapping, so that
- * every piece of it has S's anon_vma (the module moves S into D only
- * within one anon_vma root). Then X (16 pages at R + 1M) and Y (at
- * R + 3M) are mapped afresh, each with an unmapped page on both sides so
- * that they merge with nothing: their own VMAs and anon_vmas. D =
- * R + 2M + 64K, in the piece of the first mapping between them.
+ * PTE tables: a region of two PMDs (4 MiB of 4 KiB pages) at a PMD
+ * boundary R, one mapping first. S = R + 16 pages is written before
+ * anything splits the mapping, so that every piece of it has S's anon_vma
+ * (the module moves S into D only within one anon_vma root). Then X (16
+ * pages at R + half a PMD) and Y (at R + 1.5 PMDs) are mapped afresh, each
+ * with an unmapped page on both sides so that they merge with nothing:
+ * their own VMAs and anon_vmas. D = R + a PMD + 16 pages, in the piece of
+ * the first mapping between them. With 4 KiB pages:
  *
  *   R        R+64K     R+1M       R+2M   R+2M+64K   R+3M        R+4M
  *   | ...S... |  ...  |X| ........ | ...D... | .... |Y| ........ |
@@ -362,17 +363,17 @@ static int map_fixed(char *p, size_t len)
 static int setup_pte(struct setup *st, int with_xy)
 {
 	const size_t xy = 16 * PG;
-	char *r = t_map_aligned(SZ_4M, SZ_2M, PROT_READ | PROT_WRITE,
+	char *r = t_map_aligned(2 * PMD_SZ, PMD_SZ, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &st->area);
 
 	if (!r)
 		return -1;
-	madvise(r, SZ_4M, MADV_NOHUGEPAGE);
+	madvise(r, 2 * PMD_SZ, MADV_NOHUGEPAGE);
 	st->len = PG;
 	st->s = r + 16 * PG;
-	st->d = r + SZ_2M + 16 * PG;
-	st->x = r + SZ_1M;
-	st->y = r + 3 * SZ_1M;
+	st->d = r + PMD_SZ + 16 * PG;
+	st->x = r + PMD_SZ / 2;
+	st->y = r + PMD_SZ + PMD_SZ / 2;
 	tag_region(st->s, PG, TAG_S);
 	if (!with_xy)
 		return 0;
@@ -386,55 +387,57 @@ static int setup_pte(struct setup *st, int with_xy)
 }
 
 /*
- * PMD tables: P at a 1 GiB boundary; one mapping M = [P - 6M, P + 4M)
- * with MADV_HUGEPAGE, S = P - 4M its THP (written before anything else,
- * as above), D = P + 2M; X = [P - 10M, P - 8M) and Y = [P + 8M, P + 10M)
- * mapped afresh with MADV_HUGEPAGE, X's THP written. Between them the
- * PROT_NONE reservation, which merges with nothing. S and X are under
- * one PMD table (the 1 GiB below P), D and Y under the next.
+ * PMD tables: P at a PUD boundary; one mapping M = [P - 3 PMDs, P + 2 PMDs)
+ * with MADV_HUGEPAGE, S = P - 2 PMDs its THP (written before anything
+ * else, as above), D = P + a PMD; X = [P - 5 PMDs, P - 4 PMDs) and
+ * Y = [P + 4 PMDs, P + 5 PMDs) mapped afresh with MADV_HUGEPAGE, X's THP
+ * written. Between them the PROT_NONE reservation, which merges with
+ * nothing. S and X are under one PMD table (the PUD below P), D and Y
+ * under the next. (With 4 KiB pages: M = [P - 6M, P + 4M), S = P - 4M.)
  */
 static int setup_thp(struct setup *st, int with_xy)
 {
-	char *base = t_reserve(SZ_1G + 32 * SZ_1M, &st->area), *p, *m;
+	char *base = t_reserve(PUD_SZ + 16 * PMD_SZ, &st->area), *p, *m;
+	long thp_kb = PMD_SZ >> 10;
 	struct t_range rg[2];
 	struct t_smaps sm[2];
 
 	if (!base)
 		return -1;
-	p = (char *)T_ALIGN_UP((uintptr_t)base + 16 * SZ_1M, SZ_1G);
-	m = p - 6 * SZ_1M;
-	st->len = SZ_2M;
-	st->s = p - 4 * SZ_1M;
-	st->d = p + SZ_2M;
-	st->x = p - 10 * SZ_1M;
-	st->y = p + 8 * SZ_1M;
+	p = (char *)T_ALIGN_UP((uintptr_t)base + 8 * PMD_SZ, PUD_SZ);
+	m = p - 3 * PMD_SZ;
+	st->len = PMD_SZ;
+	st->s = p - 2 * PMD_SZ;
+	st->d = p + PMD_SZ;
+	st->x = p - 5 * PMD_SZ;
+	st->y = p + 4 * PMD_SZ;
 	st->sd_lo = (uintptr_t)m;
-	st->sd_hi = (uintptr_t)p + 4 * SZ_1M;
-	if (map_fixed(m, 10 * SZ_1M) ||
-	    (with_xy && (map_fixed(st->x, SZ_2M) || map_fixed(st->y, SZ_2M))))
+	st->sd_hi = (uintptr_t)p + 2 * PMD_SZ;
+	if (map_fixed(m, 5 * PMD_SZ) ||
+	    (with_xy && (map_fixed(st->x, PMD_SZ) || map_fixed(st->y, PMD_SZ))))
 		return -1;
-	if (madvise(m, 10 * SZ_1M, MADV_HUGEPAGE) ||
-	    (with_xy && (madvise(st->x, SZ_2M, MADV_HUGEPAGE) ||
-			 madvise(st->y, SZ_2M, MADV_HUGEPAGE)))) {
+	if (madvise(m, 5 * PMD_SZ, MADV_HUGEPAGE) ||
+	    (with_xy && (madvise(st->x, PMD_SZ, MADV_HUGEPAGE) ||
+			 madvise(st->y, PMD_SZ, MADV_HUGEPAGE)))) {
 		snprintf(st->skip, sizeof(st->skip), "no MADV_HUGEPAGE (%s)", strerror(errno));
 		return 0;
 	}
-	tag_region(st->s, SZ_2M, TAG_S);
+	tag_region(st->s, PMD_SZ, TAG_S);
 	if (with_xy)
-		tag_region(st->x, SZ_2M, TAG_X);
-	rg[0] = (struct t_range){ (uintptr_t)st->s, (uintptr_t)st->s + SZ_2M };
-	rg[1] = (struct t_range){ (uintptr_t)st->x, (uintptr_t)st->x + SZ_2M };
+		tag_region(st->x, PMD_SZ, TAG_X);
+	rg[0] = (struct t_range){ (uintptr_t)st->s, (uintptr_t)st->s + PMD_SZ };
+	rg[1] = (struct t_range){ (uintptr_t)st->x, (uintptr_t)st->x + PMD_SZ };
 	if (t_smaps_ranges(rg, with_xy ? 2 : 1, sm))
 		return -1;
 	if (!with_xy)
-		sm[1].anon_huge_kb = 2048;
-	if (sm[0].anon_huge_kb < 2048 || sm[1].anon_huge_kb < 2048) {
+		sm[1].anon_huge_kb = thp_kb;
+	if (sm[0].anon_huge_kb < thp_kb || sm[1].anon_huge_kb < thp_kb) {
 		snprintf(st->skip, sizeof(st->skip),
 			 "no THP given to a MADV_HUGEPAGE region (AnonHugePages %ld and %ld kB)",
 			 sm[0].anon_huge_kb, sm[1].anon_huge_kb);
 		return 0;
 	}
-	if (with_xy && (uffd_register(st->x, SZ_2M) || uffd_register(st->y, SZ_2M)))
+	if (with_xy && (uffd_register(st->x, PMD_SZ) || uffd_register(st->y, PMD_SZ)))
 		return -1;
 	return 0;
 }
@@ -586,8 +589,8 @@ static void run(const struct scenario *sc, int seconds)
 	if (sc->layout == PMD_TABLES) {
 		struct t_range rg[3] = {
 			{ st.sd_lo, st.sd_hi },
-			{ (uintptr_t)st.x, (uintptr_t)st.x + SZ_2M },
-			{ (uintptr_t)st.y, (uintptr_t)st.y + SZ_2M },
+			{ (uintptr_t)st.x, (uintptr_t)st.x + PMD_SZ },
+			{ (uintptr_t)st.y, (uintptr_t)st.y + PMD_SZ },
 		};
 		struct t_smaps sm[3];
 
@@ -596,8 +599,8 @@ static void run(const struct scenario *sc, int seconds)
 		if (sc->a == IOC_MOVE)
 			tap_ok(ra.first_thp == 1, "%s: the module moved the THP whole (moved_thp %llu)",
 			       sc->name, (unsigned long long)ra.first_thp);
-		tap_ok(!bad && sm[0].anon_huge_kb == 2048 &&
-		       sm[1].anon_huge_kb + sm[2].anon_huge_kb == 2048,
+		tap_ok(!bad && sm[0].anon_huge_kb == (long)(PMD_SZ >> 10) &&
+		       sm[1].anon_huge_kb + sm[2].anon_huge_kb == (long)(PMD_SZ >> 10),
 		       "%s: both THPs still whole (AnonHugePages %ld kB and %ld kB)", sc->name,
 		       sm[0].anon_huge_kb, sm[1].anon_huge_kb + sm[2].anon_huge_kb);
 	}

@@ -19,6 +19,7 @@
 
 #define HEAP		(32 * SZ_1M)
 #define NPAGES		(HEAP / PG)
+#define NPAGES_MAX	(HEAP / T_PAGE_MIN)	/* static arrays' size */
 #define MAX_MOVES	512
 
 static int fd = -1;
@@ -39,13 +40,13 @@ static size_t rnd(size_t n)
 static uint32_t gen_batch(const uint64_t *tags, struct fastremap_move_vec *v,
 			  uint32_t want, char *heap, int holes)
 {
-	static uint64_t work[NPAGES];
-	static uint8_t used_src[NPAGES], used_dst[NPAGES];
+	static uint64_t work[NPAGES_MAX];
+	static uint8_t used_src[NPAGES_MAX], used_dst[NPAGES_MAX];
 	uint32_t n = 0;
 
-	memcpy(work, tags, sizeof(work));
-	memset(used_src, 0, sizeof(used_src));
-	memset(used_dst, 0, sizeof(used_dst));
+	memcpy(work, tags, NPAGES * sizeof(work[0]));
+	memset(used_src, 0, NPAGES);
+	memset(used_dst, 0, NPAGES);
 	for (int tries = 0; n < want && tries < 200000; tries++) {
 		size_t len = 1 + rnd(16), s = rnd(NPAGES - len), d = rnd(NPAGES - len);
 
@@ -62,7 +63,7 @@ static uint32_t gen_batch(const uint64_t *tags, struct fastremap_move_vec *v,
  */
 static void run_heap(const char *name, int thp, int swap, unsigned long pass)
 {
-	static uint64_t tags[NPAGES];
+	static uint64_t tags[NPAGES_MAX];
 	static struct fastremap_move_vec v[MAX_MOVES];
 	struct fastremap_move res;
 	struct t_area a;
@@ -74,7 +75,7 @@ static void run_heap(const char *name, int thp, int swap, unsigned long pass)
 
 	if (pass && t_mv_set_pass(pass))
 		return (void)tap_ok(0, "%s: set move_pass_pages (a test build)", name);
-	heap = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(HEAP, PMD_SZ, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!heap) {
 		t_mv_set_pass(0);

@@ -207,7 +207,7 @@ static int round_once(int fd, int r)
 	int ret, e, fails = 0;
 	long iters0, bad;
 
-	heap = t_map_aligned(2 * NPG * PG, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(2 * NPG * PG, PMD_SZ, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &areas[r]);
 	if (!tap_ok(heap != NULL, "round %d: map the heap", r))
 		return 1;

@@ -39,6 +39,7 @@
 
 #define HEAP		(4 * SZ_1M)
 #define NPAGES		(HEAP / PG)
+#define NPAGES_MAX	(HEAP / T_PAGE_MIN)	/* static arrays' size */
 #define MUTATORS	3
 #define MAX_MOVES	64
 /* Pageouts in all: each is slow under TCG and holds mmap_lock. */
@@ -53,8 +54,8 @@ static int batches = 100;
 static int swap_on;
 
 static char *heap;
-static uint64_t tags[NPAGES];		/* the model: owned with the page */
-static _Atomic unsigned char owner[NPAGES];
+static uint64_t tags[NPAGES_MAX];	/* the model: owned with the page */
+static _Atomic unsigned char owner[NPAGES_MAX];
 static atomic_int stop, paused, parked;
 static atomic_long ops, fills, cows, pageouts, bad_pages;
 static _Atomic(const char *) first_bad;
@@ -126,7 +127,7 @@ static void shared_vec_case(void)
 		tap_ok(0, "%s: no test hook hold_before_flush (a test build of the module)", d);
 		return;
 	}
-	h = t_map_aligned(SV_PAGES * PG, SZ_2M, PROT_READ | PROT_WRITE,
+	h = t_map_aligned(SV_PAGES * PG, PMD_SZ, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!h || madvise(h, SV_PAGES * PG, MADV_NOHUGEPAGE)) {
 		tap_ok(0, "%s: map", d);
@@ -305,11 +306,11 @@ static void release(size_t i)
 static uint32_t gen_batch(struct fastremap_move_vec *v, uint32_t want, uint64_t *s,
 			  size_t *claimed, size_t *nclaimed)
 {
-	static uint8_t mine[NPAGES];
+	static uint8_t mine[NPAGES_MAX];
 	uint32_t n = 0;
 
 	*nclaimed = 0;
-	memset(mine, 0, sizeof(mine));
+	memset(mine, 0, NPAGES);
 	for (int tries = 0; n < want && tries < 4000; tries++) {
 		size_t len = 1 + rnd(s, 4), sp = rnd(s, NPAGES - len), dp = rnd(s, NPAGES - len);
 		size_t c0 = *nclaimed;
@@ -386,7 +387,7 @@ int main(int argc, char **argv)
 	swap_on = !*why;
 	if (!swap_on)
 		tap_diag("no single-page pageouts: %s", why);
-	heap = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	heap = t_map_aligned(HEAP, PMD_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			   -1, 0, &a);
 	if (!heap) {
 		tap_ok(0, "map the heap");

@@ -24,13 +24,14 @@
 
 #define HEAP		(4 * SZ_1M)
 #define NPAGES		(HEAP / PG)
+#define NPAGES_MAX	(HEAP / T_PAGE_MIN)	/* static arrays' size */
 #define MAX_MOVES	48
 
 static int fd = -1, uffd = -1;
 static uint64_t seed = 1, rng;
 static int batches = 60;
 static char *ha, *hb;			/* heap A (the module), heap B (UFFDIO_MOVE) */
-static uint64_t tags[NPAGES];
+static uint64_t tags[NPAGES_MAX];
 
 static size_t rnd(size_t n)
 {
@@ -52,13 +53,13 @@ static uintptr_t in_b(uint64_t a)
  */
 static uint32_t gen_batch(struct fastremap_move_vec *v, uint32_t want, int holes, int bad)
 {
-	static uint64_t work[NPAGES];
-	static uint8_t used_src[NPAGES], used_dst[NPAGES];
+	static uint64_t work[NPAGES_MAX];
+	static uint8_t used_src[NPAGES_MAX], used_dst[NPAGES_MAX];
 	uint32_t n = 0, bad_at = bad ? rnd(want) : want;
 
-	memcpy(work, tags, sizeof(work));
-	memset(used_src, 0, sizeof(used_src));
-	memset(used_dst, 0, sizeof(used_dst));
+	memcpy(work, tags, NPAGES * sizeof(work[0]));
+	memset(used_src, 0, NPAGES);
+	memset(used_dst, 0, NPAGES);
 	for (int tries = 0; n < want && tries < 200000; tries++) {
 		size_t len = 1 + rnd(16), s = rnd(NPAGES - len), d = rnd(NPAGES - len);
 		int ok = s + len <= d || d + len <= s, odd = 0;
@@ -163,9 +164,9 @@ int main(int argc, char **argv)
 			      "the same batches through FASTREMAP_IOC_MOVE and UFFDIO_MOVE");
 		return tap_done();
 	}
-	ha = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+	ha = t_map_aligned(HEAP, PMD_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
 			 &aa);
-	hb = t_map_aligned(HEAP, SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+	hb = t_map_aligned(HEAP, PMD_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
 			 &ab);
 	if (!ha || !hb) {
 		tap_ok(0, "map the heaps");

@@ -29,7 +29,16 @@ static int have_pud = 1;	/* FASTREMAP_FEAT_MOVE_PUD */
 #define MM		MREMAP_MAYMOVE
 #define FX		MREMAP_FIXED
 #define DU		MREMAP_DONTUNMAP
-#define FULL_LIMIT	(64 * SZ_1M)	/* fill regions up to this size fully */
+/* Fill regions up to this size fully (any page size); larger ones sparsely. */
+#define FULL_LIMIT	(64 * SZ_1M)
+
+/*
+ * The sizes and alignments below are written for 4 KiB pages (2 MiB PMDs,
+ * 1 GiB PUDs): G() gives them at this kernel's geometry (t_geo()), the
+ * same multiples of its pages, PMDs and PUDs. Test names keep the 4 KiB
+ * figures on every kernel ("2M" is a PMD, "1G" a PUD, "4K" a page).
+ */
+#define G(v)		t_geo(v)
 
 static const char *szstr(size_t n)
 {
@@ -208,7 +217,8 @@ static void check_counts(const char *name, const struct fastremap_remap *r,
 		return;
 	}
 	tap_ok(r->moved_thp == 0 && r->moved_pte <= touched &&
-	       r->moved_pte + 512 * r->moved_pmd + 512 * 512 * r->moved_pud >= touched,
+	       r->moved_pte + PT_ENTRIES * r->moved_pmd +
+	       PT_ENTRIES * PT_ENTRIES * r->moved_pud >= touched,
 	       "%s: mixed move accounts for all %zu touched pages: pud/pmd/thp/pte %llu/%llu/%llu/%llu",
 	       name, touched, (unsigned long long)r->moved_pud,
 	       (unsigned long long)r->moved_pmd, (unsigned long long)r->moved_thp,
@@ -225,18 +235,21 @@ static void check_flush_only(const char *name, const struct fastremap_remap *r,
 	if (!t_counted(r))
 		return;
 	tap_ok(r->tlb_flushes == 1 && r->moved_pte <= touched &&
-	       r->moved_pte + 512 * (r->moved_pmd + r->moved_thp) +
-	       512 * 512 * r->moved_pud >= touched,
+	       r->moved_pte + PT_ENTRIES * (r->moved_pmd + r->moved_thp) +
+	       PT_ENTRIES * PT_ENTRIES * r->moved_pud >= touched,
 	       "%s: one TLB flush, all %zu touched pages moved (flushes %llu, pud/pmd/thp/pte %llu/%llu/%llu/%llu)",
 	       name, touched, (unsigned long long)r->tlb_flushes,
 	       (unsigned long long)r->moved_pud, (unsigned long long)r->moved_pmd,
 	       (unsigned long long)r->moved_thp, (unsigned long long)r->moved_pte);
 }
 
-/* A private anonymous source without THP, so that the counts are PTEs. */
+/*
+ * A private anonymous source without THP, so that the counts are PTEs
+ * (not accounted only where larger than memory: t_noreserve()).
+ */
 static char *map_src(size_t len, size_t align, struct t_area *a)
 {
-	char *p = t_map_aligned(len, align, RW, ANON, -1, 0, a);
+	char *p = t_map_aligned(len, align, RW, ANON | t_noreserve(len), -1, 0, a);
 
 	if (p)
 		madvise(p, len, MADV_NOHUGEPAGE);
@@ -251,7 +264,7 @@ static char *map_src(size_t len, size_t align, struct t_area *a)
 static char *map_pair(size_t slen, size_t dlen, size_t dst_align, struct t_area *as,
 		      struct t_area *ad, char **dst, const char *name)
 {
-	char *src = map_src(slen, SZ_2M, as);
+	char *src = map_src(slen, G(SZ_2M), as);
 
 	*dst = src ? t_pick(dlen, dst_align, ad) : NULL;
 	if (*dst)
@@ -293,8 +306,10 @@ static const struct move_case moves[] = {
 	{ SZ_1G, SZ_1G, 2 * SZ_1G },
 };
 
-static void run_move(const struct move_case *mc, uint64_t s)
+static void run_move(const struct move_case *mc4k, uint64_t s)
 {
+	const struct move_case m = { G(mc4k->src_align), G(mc4k->dst_align), G(mc4k->len) };
+	const struct move_case *mc = &m;
 	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
@@ -302,7 +317,7 @@ static void run_move(const struct move_case *mc, uint64_t s)
 	double t0, dt;
 
 	snprintf(name, sizeof(name), "move %s, src %s-aligned -> dst %s-aligned",
-		 szstr(mc->len), szstr(mc->src_align), szstr(mc->dst_align));
+		 szstr(mc4k->len), szstr(mc4k->src_align), szstr(mc4k->dst_align));
 	src = map_src(mc->len, mc->src_align, &as);
 	if (!src) {
 		tap_skip_test(strerror(errno), "%s: cannot map the source", name);
@@ -342,18 +357,18 @@ static void test_grow_fixed(uint64_t s)
 	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
-	char *dst, *src = map_pair(SZ_4M, 2 * SZ_4M, SZ_2M, &as, &ad, &dst, name), *p;
+	char *dst, *src = map_pair(G(SZ_4M), 2 * G(SZ_4M), G(SZ_2M), &as, &ad, &dst, name), *p;
 
 	if (!src)
 		return;
-	touch_region(src, SZ_4M, s, &t);
-	p = t_remap(fd, src, SZ_4M, 2 * SZ_4M, MM | FX, dst, &r);
+	touch_region(src, G(SZ_4M), s, &t);
+	p = t_remap(fd, src, G(SZ_4M), 2 * G(SZ_4M), MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
-		tap_ok(t_verify_pattern(dst, SZ_4M, s, 0) < 0, "%s: old data intact", name);
-		tap_ok(t_verify_zero(dst + SZ_4M, SZ_4M, 0) < 0, "%s: new tail reads zero", name);
-		tap_ok(t_range_unmapped(src, SZ_4M), "%s: old range unmapped", name);
-		tap_ok(t_range_mapped_as(dst, 2 * SZ_4M, "rw-p"), "%s: 8M mapped rw-p", name);
-		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
+		tap_ok(t_verify_pattern(dst, G(SZ_4M), s, 0) < 0, "%s: old data intact", name);
+		tap_ok(t_verify_zero(dst + G(SZ_4M), G(SZ_4M), 0) < 0, "%s: new tail reads zero", name);
+		tap_ok(t_range_unmapped(src, G(SZ_4M)), "%s: old range unmapped", name);
+		tap_ok(t_range_mapped_as(dst, 2 * G(SZ_4M), "rw-p"), "%s: 8M mapped rw-p", name);
+		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, G(SZ_4M), &t);
 	}
 	t_release(&as);
 	t_release(&ad);
@@ -369,18 +384,19 @@ static void test_shrink_fixed(uint64_t s, size_t dst_align)
 
 	snprintf(name, sizeof(name), "shrink 8M -> 4M while moving to a %s-aligned address",
 		 szstr(dst_align));
-	src = map_pair(2 * SZ_4M, SZ_4M, dst_align, &as, &ad, &dst, name);
+	src = map_pair(2 * G(SZ_4M), G(SZ_4M), G(dst_align), &as, &ad, &dst, name);
 	if (!src)
 		return;
-	touch_region(src, 2 * SZ_4M, s, &t);
-	p = t_remap(fd, src, 2 * SZ_4M, SZ_4M, MM | FX, dst, &r);
+	touch_region(src, 2 * G(SZ_4M), s, &t);
+	p = t_remap(fd, src, 2 * G(SZ_4M), G(SZ_4M), MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
-		tap_ok(t_verify_pattern(dst, SZ_4M, s, 0) < 0, "%s: data intact", name);
-		tap_ok(t_range_unmapped(src, 2 * SZ_4M), "%s: whole old range unmapped", name);
-		tap_ok(t_range_mapped_as(dst, SZ_4M, "rw-p") &&
-		       !t_range_mapped_as(dst + SZ_4M, PG, "rw-p"),
+		/* What was touched: every page, or one a PMD above FULL_LIMIT. */
+		tap_ok(verify_touch(dst, &t, G(SZ_4M)) < 0, "%s: data intact", name);
+		tap_ok(t_range_unmapped(src, 2 * G(SZ_4M)), "%s: whole old range unmapped", name);
+		tap_ok(t_range_mapped_as(dst, G(SZ_4M), "rw-p") &&
+		       !t_range_mapped_as(dst + G(SZ_4M), PG, "rw-p"),
 		       "%s: exactly 4M mapped rw-p", name);
-		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
+		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, G(SZ_4M), &t);
 	}
 	t_release(&as);
 	t_release(&ad);
@@ -395,33 +411,33 @@ static void test_fixed_replace(uint64_t s, size_t dst_align)
 	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct touch t;
-	char name[160], *src = map_src(SZ_4M, SZ_2M, &as), *dst, *p;
+	char name[160], *src = map_src(G(SZ_4M), G(SZ_2M), &as), *dst, *p;
 	int ok;
 
 	snprintf(name, sizeof(name), "FIXED onto an existing %s-aligned mapping",
 		 szstr(dst_align));
-	if (!src || !(dst = t_pick(SZ_4M, dst_align, &ad)) ||
-	    mmap(dst - PG, SZ_4M + 2 * PG, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
+	if (!src || !(dst = t_pick(G(SZ_4M), G(dst_align), &ad)) ||
+	    mmap(dst - PG, G(SZ_4M) + 2 * PG, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
 		tap_skip_test("mmap failed", "%s", name);
 		goto out;
 	}
-	madvise(dst - PG, SZ_4M + 2 * PG, MADV_NOHUGEPAGE);
+	madvise(dst - PG, G(SZ_4M) + 2 * PG, MADV_NOHUGEPAGE);
 	/* Neighbour, victim, neighbour: one VMA, three patterns. */
 	t_fill_pattern(dst - PG, PG, s + 1);
-	t_fill_pattern(dst, SZ_4M, s + 2);
-	t_fill_pattern(dst + SZ_4M, PG, s + 3);
-	touch_region(src, SZ_4M, s, &t);
-	p = t_remap(fd, src, SZ_4M, SZ_4M, MM | FX, dst, &r);
+	t_fill_pattern(dst, G(SZ_4M), s + 2);
+	t_fill_pattern(dst + G(SZ_4M), PG, s + 3);
+	touch_region(src, G(SZ_4M), s, &t);
+	p = t_remap(fd, src, G(SZ_4M), G(SZ_4M), MM | FX, dst, &r);
 	if (tap_ok(p == dst, "%s: lands at the requested address%s", name, err_of(p))) {
-		tap_ok(t_verify_pattern(dst, SZ_4M, s, 0) < 0,
+		tap_ok(t_verify_pattern(dst, G(SZ_4M), s, 0) < 0,
 		       "%s: the destination holds the moved data", name);
 		ok = t_verify_pattern(dst - PG, PG, s + 1, 0) < 0 &&
-		     t_verify_pattern(dst + SZ_4M, PG, s + 3, 0) < 0;
+		     t_verify_pattern(dst + G(SZ_4M), PG, s + 3, 0) < 0;
 		tap_ok(ok, "%s: the neighbours keep their data", name);
-		tap_ok(t_range_unmapped(src, SZ_4M), "%s: old range unmapped", name);
-		tap_ok(t_range_mapped_as(dst - PG, SZ_4M + 2 * PG, "rw-p"),
+		tap_ok(t_range_unmapped(src, G(SZ_4M)), "%s: old range unmapped", name);
+		tap_ok(t_range_mapped_as(dst - PG, G(SZ_4M) + 2 * PG, "rw-p"),
 		       "%s: neighbours and destination mapped rw-p", name);
-		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
+		check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, G(SZ_4M), &t);
 	}
 out:
 	if (src)
@@ -439,12 +455,12 @@ out:
  */
 static void test_fixed_inside_own_vma(uint64_t s, int target_after)
 {
-	const size_t len = SZ_2M + 3 * PG, span = 8 * SZ_2M;
-	size_t src_off = target_after ? SZ_2M + PG : 5 * SZ_2M + PG;
-	size_t dst_off = target_after ? 5 * SZ_2M + 2 * PG : SZ_2M + 2 * PG;
+	const size_t len = G(SZ_2M) + 3 * PG, span = 8 * G(SZ_2M);
+	size_t src_off = target_after ? G(SZ_2M) + PG : 5 * G(SZ_2M) + PG;
+	size_t dst_off = target_after ? 5 * G(SZ_2M) + 2 * PG : G(SZ_2M) + 2 * PG;
 	struct fastremap_remap r;
 	struct t_area a;
-	char name[160], *m = map_src(span, SZ_2M, &a), *src, *dst, *p;
+	char name[160], *m = map_src(span, G(SZ_2M), &a), *src, *dst, *p;
 	int ok;
 
 	snprintf(name, sizeof(name), "FIXED onto the source's own VMA, %s it",
@@ -484,28 +500,28 @@ static void test_dontunmap(uint64_t s, int fixed)
 	struct t_area as, ad = { 0 };
 	struct fastremap_remap r;
 	struct touch t;
-	char name[160], *src = map_src(SZ_4M, SZ_2M, &as), *dst = NULL, *p;
+	char name[160], *src = map_src(G(SZ_4M), G(SZ_2M), &as), *dst = NULL, *p;
 
 	snprintf(name, sizeof(name), "DONTUNMAP %s", fixed ? "to a fixed address" : "anywhere");
-	if (!src || (fixed && !(dst = t_pick(SZ_4M, SZ_2M, &ad)))) {
+	if (!src || (fixed && !(dst = t_pick(G(SZ_4M), G(SZ_2M), &ad)))) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
 			t_release(&as);
 		return;
 	}
-	touch_region(src, SZ_4M, s, &t);
-	p = t_remap(fd, src, SZ_4M, SZ_4M, MM | DU | (fixed ? FX : 0), dst, &r);
+	touch_region(src, G(SZ_4M), s, &t);
+	p = t_remap(fd, src, G(SZ_4M), G(SZ_4M), MM | DU | (fixed ? FX : 0), dst, &r);
 	if (tap_ok(p != MAP_FAILED && (!fixed || p == dst) && p != src,
 		   "%s: moves%s", name, err_of(p))) {
-		tap_ok(t_verify_pattern(p, SZ_4M, s, 0) < 0, "%s: new range has the data", name);
-		tap_ok(t_range_mapped_as(src, SZ_4M, "rw-p"), "%s: old range still mapped rw-p", name);
-		tap_ok(t_verify_zero(src, SZ_4M, 0) < 0, "%s: old range reads zero", name);
+		tap_ok(t_verify_pattern(p, G(SZ_4M), s, 0) < 0, "%s: new range has the data", name);
+		tap_ok(t_range_mapped_as(src, G(SZ_4M), "rw-p"), "%s: old range still mapped rw-p", name);
+		tap_ok(t_verify_zero(src, G(SZ_4M), 0) < 0, "%s: old range reads zero", name);
 		if (fixed)
-			check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, SZ_4M, &t);
+			check_counts(name, &r, (uintptr_t)src, (uintptr_t)dst, G(SZ_4M), &t);
 		else
-			check_flush_only(name, &r, SZ_4M / PG);
+			check_flush_only(name, &r, G(SZ_4M) / PG);
 		if (!fixed)
-			munmap(p, SZ_4M);
+			munmap(p, G(SZ_4M));
 	}
 	t_release(&as);
 	if (fixed)
@@ -518,27 +534,27 @@ static void test_maymove_occupied(uint64_t s)
 	const char *name = "MAYMOVE growth 2M -> 4M with the next page occupied";
 	struct t_area as;
 	struct fastremap_remap r;
-	char *src = map_src(SZ_2M, SZ_2M, &as), *p;
+	char *src = map_src(G(SZ_2M), G(SZ_2M), &as), *p;
 
-	if (!src || mmap(src + SZ_2M, PG, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
+	if (!src || mmap(src + G(SZ_2M), PG, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
 			t_release(&as);
 		return;
 	}
-	t_fill_pattern(src, SZ_2M, s);
-	t_fill_pattern(src + SZ_2M, PG, s + 1);
-	p = t_remap(fd, src, SZ_2M, SZ_4M, MM, NULL, &r);
+	t_fill_pattern(src, G(SZ_2M), s);
+	t_fill_pattern(src + G(SZ_2M), PG, s + 1);
+	p = t_remap(fd, src, G(SZ_2M), G(SZ_4M), MM, NULL, &r);
 	if (tap_ok(p != MAP_FAILED && p != src, "%s: moves%s", name, err_of(p))) {
-		tap_ok(t_verify_pattern(p, SZ_2M, s, 0) < 0 &&
-		       t_verify_zero(p + SZ_2M, SZ_2M, 0) < 0,
+		tap_ok(t_verify_pattern(p, G(SZ_2M), s, 0) < 0 &&
+		       t_verify_zero(p + G(SZ_2M), G(SZ_2M), 0) < 0,
 		       "%s: data intact, new tail zero", name);
-		tap_ok(t_range_unmapped(src, SZ_2M), "%s: old range unmapped", name);
-		tap_ok(t_verify_pattern(src + SZ_2M, PG, s + 1, 0) < 0,
+		tap_ok(t_range_unmapped(src, G(SZ_2M)), "%s: old range unmapped", name);
+		tap_ok(t_verify_pattern(src + G(SZ_2M), PG, s + 1, 0) < 0,
 		       "%s: the occupying page is untouched", name);
-		tap_ok(t_range_mapped_as(p, SZ_4M, "rw-p"), "%s: 4M mapped rw-p", name);
-		check_flush_only(name, &r, SZ_2M / PG);
-		munmap(p, SZ_4M);
+		tap_ok(t_range_mapped_as(p, G(SZ_4M), "rw-p"), "%s: 4M mapped rw-p", name);
+		check_flush_only(name, &r, G(SZ_2M) / PG);
+		munmap(p, G(SZ_4M));
 	}
 	t_release(&as);
 }
@@ -581,24 +597,24 @@ static void decl_shrink(uint64_t s)
 	const char *name = "plain shrink 4M -> 2M";
 	struct t_area a;
 	struct fastremap_remap r;
-	char *src = map_src(SZ_4M, SZ_2M, &a), *p;
+	char *src = map_src(G(SZ_4M), G(SZ_2M), &a), *p;
 
 	if (!src) {
 		tap_skip_test("mmap failed", "%s", name);
 		return;
 	}
-	t_fill_pattern(src, SZ_4M, s);
-	p = t_remap(fd, src, SZ_4M, SZ_2M, 0, NULL, &r);
+	t_fill_pattern(src, G(SZ_4M), s);
+	p = t_remap(fd, src, G(SZ_4M), G(SZ_2M), 0, NULL, &r);
 	switch (must_decline(p, name)) {
 	case 1:
-		tap_ok(t_verify_pattern(src, SZ_4M, s, 0) < 0 &&
-		       t_range_mapped_as(src, SZ_4M, "rw-p"),
+		tap_ok(t_verify_pattern(src, G(SZ_4M), s, 0) < 0 &&
+		       t_range_mapped_as(src, G(SZ_4M), "rw-p"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p == src && t_verify_pattern(src, SZ_2M, s, 0) < 0 &&
-		       t_range_mapped_as(src, SZ_2M, "rw-p") &&
-		       t_range_unmapped(src + SZ_2M, SZ_2M),
+		tap_ok(p == src && t_verify_pattern(src, G(SZ_2M), s, 0) < 0 &&
+		       t_range_mapped_as(src, G(SZ_2M), "rw-p") &&
+		       t_range_unmapped(src + G(SZ_2M), G(SZ_2M)),
 		       "%s: done in place, tail unmapped", name);
 		break;
 	}
@@ -615,33 +631,33 @@ static void decl_grow_inplace(uint64_t s, unsigned int flags)
 	snprintf(name, sizeof(name), "growth 2M -> 4M with free space after (flags %s)",
 		 t_flagstr(flags));
 	/* Room for 4M in the reservation: the hole must stay inside it. */
-	src = t_pick(SZ_4M, SZ_2M, &a);
-	if (!src || mmap(src, SZ_2M, RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
+	src = t_pick(G(SZ_4M), G(SZ_2M), &a);
+	if (!src || mmap(src, G(SZ_2M), RW, ANON | MAP_FIXED, -1, 0) == MAP_FAILED) {
 		tap_skip_test("mmap failed", "%s", name);
 		if (src)
 			t_release(&a);
 		return;
 	}
-	madvise(src, SZ_2M, MADV_NOHUGEPAGE);
-	munmap(src + SZ_2M, SZ_2M);	/* a hole after it */
-	t_fill_pattern(src, SZ_2M, s);
-	p = t_remap(fd, src, SZ_2M, SZ_4M, flags, NULL, &r);
+	madvise(src, G(SZ_2M), MADV_NOHUGEPAGE);
+	munmap(src + G(SZ_2M), G(SZ_2M));	/* a hole after it */
+	t_fill_pattern(src, G(SZ_2M), s);
+	p = t_remap(fd, src, G(SZ_2M), G(SZ_4M), flags, NULL, &r);
 	switch (must_decline(p, name)) {
 	case 1:
-		tap_ok(t_verify_pattern(src, SZ_2M, s, 0) < 0 &&
-		       t_range_mapped_as(src, SZ_2M, "rw-p") &&
-		       t_range_unmapped(src + SZ_2M, SZ_2M),
+		tap_ok(t_verify_pattern(src, G(SZ_2M), s, 0) < 0 &&
+		       t_range_mapped_as(src, G(SZ_2M), "rw-p") &&
+		       t_range_unmapped(src + G(SZ_2M), G(SZ_2M)),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(t_verify_pattern(p, SZ_2M, s, 0) < 0 &&
-		       t_verify_zero(p + SZ_2M, SZ_2M, 0) < 0 &&
-		       t_range_mapped_as(p, SZ_4M, "rw-p"),
+		tap_ok(t_verify_pattern(p, G(SZ_2M), s, 0) < 0 &&
+		       t_verify_zero(p + G(SZ_2M), G(SZ_2M), 0) < 0 &&
+		       t_range_mapped_as(p, G(SZ_4M), "rw-p"),
 		       "%s: data intact, tail zero", name);
 		if (p != src) {
 			tap_ok(flags & MM, "%s: moved only with MAYMOVE", name);
-			tap_ok(t_range_unmapped(src, SZ_2M), "%s: moved, old range unmapped", name);
-			munmap(p, SZ_4M);
+			tap_ok(t_range_unmapped(src, G(SZ_2M)), "%s: moved, old range unmapped", name);
+			munmap(p, G(SZ_4M));
 		}
 		break;
 	}
@@ -655,35 +671,35 @@ static void decl_mlock_grow(uint64_t s)
 	struct t_area as, ad;
 	struct fastremap_remap r;
 	struct t_smaps sm;
-	char *dst, *src = map_pair(SZ_2M, SZ_4M, SZ_2M, &as, &ad, &dst, name), *p;
+	char *dst, *src = map_pair(G(SZ_2M), G(SZ_4M), G(SZ_2M), &as, &ad, &dst, name), *p;
 
 	if (!src)
 		return;
-	t_fill_pattern(src, SZ_2M, s);
-	if (mlock(src, SZ_2M)) {
+	t_fill_pattern(src, G(SZ_2M), s);
+	if (mlock(src, G(SZ_2M))) {
 		tap_skip_test(strerror(errno), "%s: mlock", name);
 		goto out;
 	}
-	p = t_remap(fd, src, SZ_2M, SZ_4M, MM | FX, dst, &r);
+	p = t_remap(fd, src, G(SZ_2M), G(SZ_4M), MM | FX, dst, &r);
 	switch (must_decline(p, name)) {
 	case 1:
-		t_smaps_range((uintptr_t)src, (uintptr_t)src + SZ_2M, &sm);
-		tap_ok(t_verify_pattern(src, SZ_2M, s, 0) < 0 && sm.locked_kb == 2048 &&
-		       t_range_mapped_as(dst, SZ_4M, "---p"),
+		t_smaps_range((uintptr_t)src, (uintptr_t)src + G(SZ_2M), &sm);
+		tap_ok(t_verify_pattern(src, G(SZ_2M), s, 0) < 0 && sm.locked_kb == (long)(G(SZ_2M) >> 10) &&
+		       t_range_mapped_as(dst, G(SZ_4M), "---p"),
 		       "%s: declined, memory untouched and still locked", name);
 		break;
 	case 0:
-		t_smaps_range((uintptr_t)dst, (uintptr_t)dst + SZ_4M, &sm);
-		tap_ok(p == dst && t_verify_pattern(dst, SZ_2M, s, 0) < 0 &&
-		       t_verify_zero(dst + SZ_2M, SZ_2M, 0) < 0 &&
-		       t_range_unmapped(src, SZ_2M),
+		t_smaps_range((uintptr_t)dst, (uintptr_t)dst + G(SZ_4M), &sm);
+		tap_ok(p == dst && t_verify_pattern(dst, G(SZ_2M), s, 0) < 0 &&
+		       t_verify_zero(dst + G(SZ_2M), G(SZ_2M), 0) < 0 &&
+		       t_range_unmapped(src, G(SZ_2M)),
 		       "%s: data intact, tail zero, old range unmapped", name);
-		tap_ok(sm.locked_kb == 4096, "%s: all 4M locked (Locked: %ld kB)",
+		tap_ok(sm.locked_kb == (long)(G(SZ_4M) >> 10), "%s: all 4M locked (Locked: %ld kB)",
 		       name, sm.locked_kb);
 		break;
 	}
-	munlock(dst, SZ_4M);
-	munlock(src, SZ_2M);
+	munlock(dst, G(SZ_4M));
+	munlock(src, G(SZ_2M));
 out:
 	t_release(&as);
 	t_release(&ad);
@@ -724,31 +740,31 @@ static void decl_hugetlb(uint64_t s)
 	int bumped = 0;
 	char *src, *dst, *p;
 
-	src = t_map_aligned(SZ_4M, SZ_2M, RW, ANON | MAP_HUGETLB, -1, 0, &as);
+	src = t_map_aligned(G(SZ_4M), G(SZ_2M), RW, ANON | MAP_HUGETLB, -1, 0, &as);
 	/* In the VM, reserve two huge pages for the test (restored below). */
 	if (!src && nr >= 0 && !t_nodev() && geteuid() == 0 &&
 	    write_long(nr_path, nr + 2) == 0) {
 		bumped = 1;
-		src = t_map_aligned(SZ_4M, SZ_2M, RW, ANON | MAP_HUGETLB, -1, 0, &as);
+		src = t_map_aligned(G(SZ_4M), G(SZ_2M), RW, ANON | MAP_HUGETLB, -1, 0, &as);
 	}
 	if (!src) {
 		tap_skip_test("no huge pages available", "%s", name);
 		goto out;
 	}
-	t_fill_pattern(src, SZ_4M, s);
-	dst = t_pick(SZ_4M, SZ_2M, &ad);
-	p = dst ? t_remap(fd, src, SZ_4M, SZ_4M, MM | FX, dst, &r) : MAP_FAILED;
+	t_fill_pattern(src, G(SZ_4M), s);
+	dst = t_pick(G(SZ_4M), G(SZ_2M), &ad);
+	p = dst ? t_remap(fd, src, G(SZ_4M), G(SZ_4M), MM | FX, dst, &r) : MAP_FAILED;
 	if (!dst)
 		tap_skip_test("mmap failed", "%s: destination", name);
 	switch (dst ? must_decline(p, name) : -2) {
 	case 1:
-		tap_ok(t_verify_pattern(src, SZ_4M, s, 0) < 0 &&
-		       t_range_mapped_as(dst, SZ_4M, "---p"),
+		tap_ok(t_verify_pattern(src, G(SZ_4M), s, 0) < 0 &&
+		       t_range_mapped_as(dst, G(SZ_4M), "---p"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p == dst && t_verify_pattern(dst, SZ_4M, s, 0) < 0 &&
-		       t_range_unmapped(src, SZ_4M),
+		tap_ok(p == dst && t_verify_pattern(dst, G(SZ_4M), s, 0) < 0 &&
+		       t_range_unmapped(src, G(SZ_4M)),
 		       "%s: moved, data intact, old range unmapped", name);
 		break;
 	}
@@ -777,31 +793,31 @@ static void decl_uffd(uint64_t s)
 			close(ufd);
 		return;
 	}
-	src = map_src(SZ_2M, SZ_2M, &as);
-	dst = src ? t_pick(SZ_2M, SZ_2M, &ad) : NULL;
+	src = map_src(G(SZ_2M), G(SZ_2M), &as);
+	dst = src ? t_pick(G(SZ_2M), G(SZ_2M), &ad) : NULL;
 	if (!dst) {
 		tap_skip_test("mmap failed", "%s", name);
 		goto out;
 	}
-	t_fill_pattern(src, SZ_2M, s);
+	t_fill_pattern(src, G(SZ_2M), s);
 	memset(&reg, 0, sizeof(reg));
 	reg.range.start = (uintptr_t)src;
-	reg.range.len = SZ_2M;
+	reg.range.len = G(SZ_2M);
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
 	if (ioctl(ufd, UFFDIO_REGISTER, &reg)) {
 		tap_skip_test(strerror(errno), "%s: UFFDIO_REGISTER", name);
 		goto out2;
 	}
-	p = t_remap(fd, src, SZ_2M, SZ_2M, MM | FX, dst, &r);
+	p = t_remap(fd, src, G(SZ_2M), G(SZ_2M), MM | FX, dst, &r);
 	switch (must_decline(p, name)) {
 	case 1:
-		tap_ok(t_verify_pattern(src, SZ_2M, s, 0) < 0 &&
-		       t_range_mapped_as(dst, SZ_2M, "---p"),
+		tap_ok(t_verify_pattern(src, G(SZ_2M), s, 0) < 0 &&
+		       t_range_mapped_as(dst, G(SZ_2M), "---p"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p == dst && t_verify_pattern(dst, SZ_2M, s, 0) < 0 &&
-		       t_range_unmapped(src, SZ_2M),
+		tap_ok(p == dst && t_verify_pattern(dst, G(SZ_2M), s, 0) < 0 &&
+		       t_range_unmapped(src, G(SZ_2M)),
 		       "%s: moved, data intact, old range unmapped", name);
 		break;
 	}
@@ -819,28 +835,28 @@ static void decl_shared_dup(uint64_t s)
 	const char *name = "old_size 0 duplicates a shared mapping";
 	struct t_area a;
 	struct fastremap_remap r;
-	char *src = t_map_aligned(SZ_1M, SZ_1M, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0, &a);
+	char *src = t_map_aligned(G(SZ_1M), G(SZ_1M), RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0, &a);
 	char *p;
 
 	if (!src) {
 		tap_skip_test("mmap failed", "%s", name);
 		return;
 	}
-	t_fill_pattern(src, SZ_1M, s);
-	p = t_remap(fd, src, 0, SZ_1M, MM, NULL, &r);
+	t_fill_pattern(src, G(SZ_1M), s);
+	p = t_remap(fd, src, 0, G(SZ_1M), MM, NULL, &r);
 	switch (must_decline(p, name)) {
 	case 1:
-		tap_ok(t_verify_pattern(src, SZ_1M, s, 0) < 0 &&
-		       t_range_mapped_as(src, SZ_1M, "rw-s"),
+		tap_ok(t_verify_pattern(src, G(SZ_1M), s, 0) < 0 &&
+		       t_range_mapped_as(src, G(SZ_1M), "rw-s"),
 		       "%s: declined, memory untouched", name);
 		break;
 	case 0:
-		tap_ok(p != src && t_verify_pattern(p, SZ_1M, s, 0) < 0 &&
-		       t_verify_pattern(src, SZ_1M, s, 0) < 0,
+		tap_ok(p != src && t_verify_pattern(p, G(SZ_1M), s, 0) < 0 &&
+		       t_verify_pattern(src, G(SZ_1M), s, 0) < 0,
 		       "%s: both mappings show the data", name);
 		*(volatile uint64_t *)p = 42;
 		tap_ok(*(volatile uint64_t *)src == 42, "%s: and share the pages", name);
-		munmap(p, SZ_1M);
+		munmap(p, G(SZ_1M));
 		break;
 	}
 	t_release(&a);
@@ -860,8 +876,8 @@ static void decl_shared_dup(uint64_t s)
  * Committed_AS after the move and after everything is unmapped, the
  * VmFlags of every piece, and the growth of VmSize and VmPeak.
  */
-#define AC_LEN		(6 * SZ_1M)
-#define AC_PIECE	(2 * SZ_1M)
+#define AC_LEN		(6 * G(SZ_1M))
+#define AC_PIECE	(2 * G(SZ_1M))
 
 struct acct_run {
 	int moved;			/* landed, data intact */
@@ -911,8 +927,8 @@ static void acct_run(size_t off, int use_ioctl, uint64_t s, struct acct_run *o)
 	peak = status_kb("VmPeak");
 	size = status_kb("VmSize");
 	c0 = t_committed_kb();
-	src = map_src(AC_LEN, SZ_2M, &as);
-	dst = src ? t_pick(AC_PIECE, SZ_2M, &ad) : NULL;
+	src = map_src(AC_LEN, G(SZ_2M), &as);
+	dst = src ? t_pick(AC_PIECE, G(SZ_2M), &ad) : NULL;
 	if (dst) {
 		t_fill_pattern(src, AC_LEN, s);
 		p = use_ioctl ? t_remap(fd, src + off, AC_PIECE, AC_PIECE, MM | FX, dst, NULL) :
@@ -944,7 +960,7 @@ static void test_acct_partial(uint64_t s, size_t off, const char *part)
 	int tries = 0;
 
 	snprintf(name, sizeof(name), "accounting: FIXED move of the %s (2M at +%zuM) of a 6M private mapping",
-		 part, off / SZ_1M);
+		 part, off / G(SZ_1M));
 	if (t_committed_kb() < 0) {
 		tap_skip_test("Committed_AS cannot be read exactly (not root)", "%s", name);
 		return;
@@ -1115,8 +1131,12 @@ static void *twin_addr(const struct twin *t, enum where w, uintptr_t delta)
 
 	if (w == W_NULL)
 		return NULL;
+	/*
+	 * Written for 4 KiB pages: the page holding the address, so that a
+	 * larger page leaves it beyond the address space, not misaligned.
+	 */
 	if (w == W_ABS)
-		return (void *)delta;
+		return (void *)(delta & ~(PG - 1));
 	return t->b + at[w] + delta;
 }
 

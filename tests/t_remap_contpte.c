@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * FASTREMAP_IOC_REMAP on arm64's contiguous PTEs (CONFIG_ARM64_CONTPTE,
- * 6.9+): the kernel maps each aligned 64 KiB of a large folio as a block
- * of 16 entries with the contiguous bit. A block lying wholly in the
- * moved range moves whole (moved_contpte), without the kernel's unfold
- * and refold, and stays contiguous where the destination is congruent
- * modulo 64 KiB; becomes single entries where it is not; and a block the
+ * 6.9+): the kernel maps each aligned CONT_PTE_SIZE (64 KiB of 4 KiB pages,
+ * 2 MiB of 16 KiB ones) of a large folio as a block of 16 (128) entries
+ * with the contiguous bit. A block lying wholly in the moved range moves
+ * whole (moved_contpte), without the kernel's unfold and refold, and
+ * stays contiguous where the destination is congruent modulo the block;
+ * becomes single entries where it is not; and a block the
  * range cuts is unfolded by the kernel first, so that what stays behind
  * is single entries (unfolded_contpte counts both).
  *
@@ -15,8 +16,8 @@
  * kprobe event on contpte_ptep_get counts them while this process reads
  * its pagemap. Kprobes on __contpte_try_unfold and __contpte_try_fold
  * count the kernel's unfolds and fold attempts during the move. The
- * blocks come from 64 KiB anonymous mTHP (hugepages-64kB/enabled, set to
- * "always" for the test and put back).
+ * blocks come from anonymous mTHP of the block's size (hugepages-64kB/
+ * enabled with 4 KiB pages), set to "always" for the test and put back.
  *
  * Skips on x86-64 (no such blocks) and on kernels without contiguous PTEs
  * (6.1). Runs as root inside the test VM with the module loaded.
@@ -28,9 +29,12 @@
 
 #define RW	(PROT_READ | PROT_WRITE)
 #define ANON	(MAP_PRIVATE | MAP_ANONYMOUS)
-#define BLOCK	(16 * PG)	/* CONT_PTE_SIZE with 4 KiB pages */
-#define BLOCK_PAGES	16
-#define MTHP_64K	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+#define BLOCK	CONT_SZ		/* CONT_PTE_SIZE */
+#define BLOCK_PAGES	(BLOCK / PG)	/* CONT_PTES: 16 with 4 KiB pages, 128 with 16 KiB */
+#define BLOCK_PAGES_MAX	128
+#define SRC_BLOCKS	6	/* the blocks of a case's source */
+/* The block's mTHP size: "%zu" is its size in KiB. */
+#define MTHP_FMT	"/sys/kernel/mm/transparent_hugepage/hugepages-%zukB/enabled"
 
 #ifdef __aarch64__
 static int fd = -1;
@@ -129,7 +133,7 @@ static void read_pagemap(void *arg)
 {
 	const struct span *s = arg;
 	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	uint64_t buf[512];
+	uint64_t buf[(SRC_BLOCKS + 1) * BLOCK_PAGES_MAX];
 	size_t n = s->len / PG;
 
 	if (pm < 0)
@@ -170,41 +174,64 @@ static void do_move(void *arg)
 }
 
 /*
- * The cases: a source of SRC_BLOCKS blocks, 64 KiB-aligned (but not
- * 2 MiB-aligned, so nothing moves as a whole table); the moved range
+ * The cases: a source of SRC_BLOCKS blocks, block-aligned (but not
+ * PMD-aligned, so nothing moves as a whole table); the moved range
  * starts @src_off bytes in and is @len long; the destination is
- * 64 KiB-aligned plus @dst_off.
+ * block-aligned plus @dst_off. In the table, offsets and lengths are
+ * blocks plus pages.
  */
-#define SRC_BLOCKS	6
-struct contpte_case {
-	const char *name;
-	size_t src_off, len, dst_off;
+static const struct contpte_spec {
+	const char *name;	/* "%zu": the block's size in KiB, or with name_page the page's */
+	int name_page;
+	int src_off_blocks, src_off_pages, len_blocks, dst_off_pages;
 	uint64_t kept, unfolded;	/* moved_contpte, unfolded_contpte */
-	long dst_cont;			/* contiguous entries at the destination */
+	int dst_cont_blocks;		/* contiguous blocks at the destination */
 	long kernel_unfolds;		/* __contpte_try_unfold calls in the move */
-};
-
-static const struct contpte_case cases[] = {
-	{ "whole blocks, destination congruent modulo 64 KiB: moved whole, still contiguous",
-	  BLOCK, 4 * BLOCK, 0, 4, 0, 4 * BLOCK_PAGES, 0 },
-	{ "whole blocks, destination 4 KiB off: moved whole, single entries there",
-	  BLOCK, 4 * BLOCK, PG, 0, 4, 0, 0 },
+} specs[] = {
+	{ "whole blocks, destination congruent modulo %zu KiB: moved whole, still contiguous",
+	  0, 1, 0, 4, 0, 4, 0, 4, 0 },
+	{ "whole blocks, destination %zu KiB off: moved whole, single entries there",
+	  1, 1, 0, 4, 1, 0, 4, 0, 0 },
 	{ "a range cutting a block at each end: the cut blocks unfolded, the rest whole",
-	  BLOCK + 8 * PG, 4 * BLOCK, 8 * PG, 3, 2, 3 * BLOCK_PAGES, 2 },
+	  0, 1, 8, 4, 8, 3, 2, 3, 2 },
 };
 
-static void run_case(const struct contpte_case *c, uint64_t seed)
+struct contpte_case {
+	char name[96];
+	size_t src_off, len, dst_off;
+	uint64_t kept, unfolded;
+	long dst_cont;			/* contiguous entries at the destination */
+	long kernel_unfolds;
+};
+
+/* A case at this kernel's page and block sizes. */
+static void case_at(const struct contpte_spec *sp, struct contpte_case *c)
+{
+	snprintf(c->name, sizeof(c->name), sp->name, (sp->name_page ? PG : BLOCK) >> 10);
+	c->src_off = sp->src_off_blocks * BLOCK + sp->src_off_pages * PG;
+	c->len = sp->len_blocks * BLOCK;
+	c->dst_off = sp->dst_off_pages * PG;
+	c->kept = sp->kept;
+	c->unfolded = sp->unfolded;
+	c->dst_cont = sp->dst_cont_blocks * BLOCK_PAGES;
+	c->kernel_unfolds = sp->kernel_unfolds;
+}
+
+static void run_case(const struct contpte_spec *sp, uint64_t seed)
 {
 	struct t_area sa, da;
 	size_t src_len = SRC_BLOCKS * BLOCK;
 	char *src, *dst, *base;
 	struct move m;
 	long before, after, hits[EV_N], rest;
-	size_t end = c->src_off + c->len;
+	struct contpte_case cc, *c = &cc;
+	size_t end;
 	int ok;
 
-	/* Aligned to 2 MiB, then a block in: no whole PTE table can move. */
-	base = t_map_aligned(src_len + BLOCK, SZ_2M, RW, ANON, -1, 0, &sa);
+	case_at(sp, c);
+	end = c->src_off + c->len;
+	/* Aligned to a PMD, then a block in: no whole PTE table can move. */
+	base = t_map_aligned(src_len + BLOCK, PMD_SZ, RW, ANON, -1, 0, &sa);
 	if (!base) {
 		tap_ok(0, "%s: source mapping (%s)", c->name, strerror(errno));
 		return;
@@ -212,7 +239,7 @@ static void run_case(const struct contpte_case *c, uint64_t seed)
 	munmap(base, BLOCK);
 	src = base + BLOCK;
 	t_fill_pattern(src, src_len, seed);
-	dst = t_pick(c->len + 2 * BLOCK, SZ_2M, &da);
+	dst = t_pick(c->len + 2 * BLOCK, PMD_SZ, &da);
 	if (!dst) {
 		tap_ok(0, "%s: destination reservation", c->name);
 		t_release(&sa);
@@ -221,8 +248,8 @@ static void run_case(const struct contpte_case *c, uint64_t seed)
 	dst += BLOCK + c->dst_off;
 
 	before = cont_entries(src, src_len);
-	tap_ok(before == SRC_BLOCKS * BLOCK_PAGES,
-	       "%s: the source is %d contiguous blocks before (%ld of %d entries seen contiguous)",
+	tap_ok(before == (long)(SRC_BLOCKS * BLOCK_PAGES),
+	       "%s: the source is %d contiguous blocks before (%ld of %zu entries seen contiguous)",
 	       c->name, SRC_BLOCKS, before, SRC_BLOCKS * BLOCK_PAGES);
 
 	m = (struct move){ .src = src + c->src_off, .dst = dst, .len = c->len };
@@ -289,7 +316,7 @@ out:
 
 int main(void)
 {
-	char was[64] = "", path[160];
+	char was[64] = "", path[160], why[64];
 	const char *failed = NULL;
 	int ret;
 
@@ -299,8 +326,10 @@ int main(void)
 		tap_ok(0, "open " FASTREMAP_DEVICE " (%s)", strerror(errno));
 		goto done;
 	}
-	if (t_read_str(MTHP_64K, was, sizeof(was))) {
-		tap_skip_test("no 64 KiB mTHP in this kernel (6.8+)",
+	snprintf(path, sizeof(path), MTHP_FMT, BLOCK >> 10);
+	if (t_read_str(path, was, sizeof(was))) {
+		snprintf(why, sizeof(why), "no %zu KiB mTHP in this kernel (6.8+)", BLOCK >> 10);
+		tap_skip_test(why,
 			      "contiguous PTEs: the kernel has no contiguous-PTE blocks");
 		goto done;
 	}
@@ -319,12 +348,11 @@ int main(void)
 	if (!tap_ok(ret == 0, "kprobe events on the kernel's contpte functions (%s)",
 		    ret ? strerror(-ret) : "ok"))
 		goto done;
-	tap_diag("hugepages-64kB/enabled was: %s", was);
-	snprintf(path, sizeof(path), "%s", MTHP_64K);
-	if (!tap_ok(t_write_str(path, "always") == 0, "64 KiB mTHP on (always)"))
+	tap_diag("hugepages-%zukB/enabled was: %s", BLOCK >> 10, was);
+	if (!tap_ok(t_write_str(path, "always") == 0, "%zu KiB mTHP on (always)", BLOCK >> 10))
 		goto off;
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
-		run_case(&cases[i], 0xc0417e + i);
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++)
+		run_case(&specs[i], 0xc0417e + i);
 	/* Put back what was selected ("always [inherit] madvise never"). */
 	{
 		char *l = strchr(was, '['), *r = l ? strchr(l, ']') : NULL;

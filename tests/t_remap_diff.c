@@ -134,7 +134,7 @@ static struct counts {
 } c;
 static char opdesc[256];
 static int snap_ok;	/* the maps snapshot shows the current state */
-static uint64_t pagebuf[2][PAGE_WORDS];
+static uint64_t pagebuf[2][T_PAGE_MAX / sizeof(uint64_t)];
 static uint64_t filebuf[MAXMAP / sizeof(uint64_t)];
 
 static uint64_t rnd(uint64_t n)
@@ -165,12 +165,12 @@ static size_t rnd_pages(size_t max)
 static int arena_init(struct arena *a, char tag)
 {
 	a->tag = tag;
-	a->resv_len = USABLE + 2 * GUARD + SZ_2M;
+	a->resv_len = USABLE + 2 * GUARD + PMD_SZ;
 	a->resv = mmap(NULL, a->resv_len, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->resv == MAP_FAILED)
 		return -1;
-	a->base = (char *)T_ALIGN_UP((uintptr_t)a->resv + GUARD, SZ_2M);
+	a->base = (char *)T_ALIGN_UP((uintptr_t)a->resv + GUARD, PMD_SZ);
 	/* One fresh VMA over guards and arena, so both arenas look alike. */
 	return mmap(a->base - GUARD, USABLE + 2 * GUARD, PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
@@ -285,7 +285,7 @@ static int maps_differ(uintptr_t pa, uintptr_t pb, size_t len, char *why, size_t
 static int contents_differ(char *pa, char *pb, size_t len, char *why, size_t wn)
 {
 	static struct centry c[MAXC];
-	static unsigned char va[MAXMAP / PG], vb[MAXMAP / PG];
+	static unsigned char va[MAXMAP / T_PAGE_MIN], vb[MAXMAP / T_PAGE_MIN];
 	int n = canon((uintptr_t)pa, len, c);
 
 	for (int i = 0; i < n; i++) {
@@ -543,10 +543,12 @@ static void gen_create(struct op *o)
 	o->stride = chance(30) ? 1 + rnd(4) : 1;
 	o->s = t_xorshift64(&rng);
 	if (o->kind == K_ANON_THP) {
-		o->len = (1 + rnd(2)) * SZ_2M;
-		o->off = rnd((USABLE - o->len) / SZ_2M + 1) * SZ_2M;
+		o->len = (1 + rnd(2)) * PMD_SZ;
+		if (o->len > USABLE)	/* one THP, where a PMD is 32 MiB */
+			o->len = PMD_SZ;
+		o->off = rnd((USABLE - o->len) / PMD_SZ + 1) * PMD_SZ;
 	} else if (chance(30)) {
-		o->off = rnd((USABLE - o->len) / SZ_2M + 1) * SZ_2M;
+		o->off = rnd((USABLE - o->len) / PMD_SZ + 1) * PMD_SZ;
 	} else {
 		o->off = rnd((USABLE - o->len) / PG + 1) * PG;
 	}
@@ -1010,7 +1012,7 @@ static void gen_two_errors(struct remap *r, const struct t_map *m, int n)
 		case 7:		/* a FIXED target beyond the address space */
 			r->flags |= MM | FX;
 			r->new_kind = 2;
-			r->new_abs = chance(50) ? 0x7ffffffff000UL : ~0UL & ~4095UL;
+			r->new_abs = (chance(50) ? 0x7ffffffff000UL : ~0UL) & ~(PG - 1);
 			break;
 		case 8:		/* an absurd new size */
 			r->new_size = chance(50) ? ~0UL - PG : 1UL << (47 + rnd(16));
@@ -1032,9 +1034,9 @@ static void gen_new_addr(struct remap *r, const struct t_map *m, int n)
 	maxnew = USABLE - palign(r->new_size ? r->new_size : PG);
 	fl = rnd(100);
 	if (fl < 25) {			/* PMD-aligned relative to the source */
-		size_t base = r->old_off % SZ_2M;
+		size_t base = r->old_off % PMD_SZ;
 
-		r->new_off = base + rnd((maxnew - base) / SZ_2M + 1) * SZ_2M;
+		r->new_off = base + rnd((maxnew - base) / PMD_SZ + 1) * PMD_SZ;
 		if (r->new_off > maxnew)
 			r->new_off = base;
 	} else if (fl < 35) {		/* overlapping the source */
@@ -1054,7 +1056,7 @@ static void gen_new_addr(struct remap *r, const struct t_map *m, int n)
 			r->new_off = 0;
 	} else if (fl < 48) {		/* beyond the address space */
 		r->new_kind = 2;
-		r->new_abs = chance(50) ? 0x7ffffffff000UL : ~0UL & ~4095UL;
+		r->new_abs = (chance(50) ? 0x7ffffffff000UL : ~0UL) & ~(PG - 1);
 	} else {
 		r->new_off = rnd(maxnew / PG + 1) * PG;
 	}
@@ -1750,7 +1752,11 @@ static int tw_remap(struct twin *t, const char *name, size_t old_off, size_t old
 	return ok;
 }
 
-/* Sizes and placements beyond the arenas, up to 3 GiB. */
+/*
+ * Sizes and placements beyond the arenas, up to 3 GiB: written for 4 KiB
+ * pages (1 GiB PUDs, 2 MiB PMDs), moved at this kernel's geometry
+ * (t_geo(): up to three PUDs); the names keep the 4 KiB figures.
+ */
 static const struct big_case {
 	const char *name;
 	size_t map_off, map_len;
@@ -1770,8 +1776,8 @@ static const struct big_case {
 	  0, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G, 1, 0, 0 },
 	{ "1G private, PMD- but not PUD-aligned", SZ_2M, SZ_1G, TW_PRIV, SZ_2M,
 	  SZ_2M, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G + SZ_2M, 0, 0, 0 },
-	{ "256M private, 4K-misaligned (PTE level)", PG, 256 * SZ_1M, TW_PRIV, SZ_1M,
-	  PG, 256 * SZ_1M, 256 * SZ_1M, MM | FX, SZ_1G + 2 * PG, 0, 0, 0 },
+	{ "256M private, 4K-misaligned (PTE level)", SZ_4K, 256 * SZ_1M, TW_PRIV, SZ_1M,
+	  SZ_4K, 256 * SZ_1M, 256 * SZ_1M, MM | FX, SZ_1G + 2 * SZ_4K, 0, 0, 0 },
 	{ "1G shared anonymous, PUD-aligned", 0, SZ_1G, TW_SHARED, 8 * SZ_1M,
 	  0, SZ_1G, SZ_1G, MM | FX, 2 * SZ_1G, 0, 0, 0 },
 	{ "1G private, PUD-aligned, DONTUNMAP", 0, SZ_1G, TW_PRIV, SZ_2M,
@@ -1790,19 +1796,23 @@ static void big_moves(void)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(big_cases); i++) {
 		const struct big_case *b = &big_cases[i];
+		/* As many pattern pages as with 4 KiB pages. */
+		size_t step = t_geo(b->map_len) / (b->map_len / b->step);
 		struct twin t;
 		uint64_t s = t_xorshift64(&rng);
 
-		if (twin_init(&t, 6 * SZ_1G, SZ_1G)) {
+		if (twin_init(&t, t_geo(6 * SZ_1G), t_geo(SZ_1G))) {
 			tap_ok(0, "big: %s: reserve 2 x 7G (%s)", b->name, strerror(errno));
 			continue;
 		}
-		if ((b->pre_len && tw_map(&t, b->pre_off, b->pre_len, TW_PRIV, 16 * SZ_1M, s ^ 1)) ||
-		    tw_map(&t, b->map_off, b->map_len, b->kind, b->step, s))
+		if ((b->pre_len && tw_map(&t, t_geo(b->pre_off), t_geo(b->pre_len), TW_PRIV,
+					  t_geo(16 * SZ_1M), s ^ 1)) ||
+		    tw_map(&t, t_geo(b->map_off), t_geo(b->map_len), b->kind, step, s))
 			tap_ok(0, "big: %s: map (%s)", b->name, strerror(errno));
 		else
-			tw_remap(&t, b->name, b->old_off, b->old_size, b->new_size, b->flags,
-				 b->new_off, b->want_pud);
+			tw_remap(&t, b->name, t_geo(b->old_off), t_geo(b->old_size),
+				 t_geo(b->new_size), b->flags,
+				 b->new_off < 0 ? b->new_off : (long)t_geo(b->new_off), b->want_pud);
 		twin_free(&t);
 	}
 }
@@ -1814,7 +1824,7 @@ static void big_moves(void)
 /* Sealed sources and targets (mseal, 6.10+): EPERM, in mremap(2)'s order. */
 static void big_mseal(void)
 {
-	static const struct {
+	const struct {
 		const char *name;
 		size_t old_off, old_size, new_size;
 		unsigned int flags;
@@ -1840,7 +1850,7 @@ static void big_mseal(void)
 		return;
 	}
 	/* Sealed mappings stay for the life of the process: so does the twin. */
-	if (twin_init(&t, 16 * SZ_1M, SZ_2M) ||
+	if (twin_init(&t, 16 * SZ_1M, PMD_SZ) ||
 	    tw_map(&t, 0, 16 * PG, TW_PRIV, PG, 0x5ea1) ||
 	    tw_map(&t, 4 * SZ_1M, 16 * PG, TW_PRIV, PG, 0x5ea2) ||
 	    tw_map(&t, 8 * SZ_1M, 16 * PG, TW_PRIV, PG, 0x5ea3)) {
@@ -1888,7 +1898,7 @@ static void big_rlimit_as(void)
 	struct rlimit saved, lim;
 	struct twin t;
 
-	if (getrlimit(RLIMIT_AS, &saved) || twin_init(&t, 64 * SZ_1M, SZ_2M) ||
+	if (getrlimit(RLIMIT_AS, &saved) || twin_init(&t, 64 * SZ_1M, PMD_SZ) ||
 	    tw_map(&t, 0, 4 * SZ_1M, TW_PRIV, 64 * 1024, 0xa5)) {
 		tap_ok(0, "big: RLIMIT_AS: set up (%s)", strerror(errno));
 		return;
@@ -1933,7 +1943,7 @@ static void big_map_count(void)
 		return;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (twin_init(&t, 16 * SZ_1M, SZ_2M) ||
+		if (twin_init(&t, 16 * SZ_1M, PMD_SZ) ||
 		    tw_map(&t, 0, SZ_1M, TW_PRIV, PG, 0xc0 + i)) {
 			tap_ok(0, "big: %s: set up (%s)", cases[i].name, strerror(errno));
 			return;

@@ -14,7 +14,7 @@
  * MADV_FREE'd anonymous memory is then dropped by reclaim, and the write
  * is lost.
  *
- * Each round maps private anonymous memory (4 KiB pages), writes a tag to
+ * Each round maps private anonymous memory (small pages), writes a tag to
  * every page, MADV_FREEs it (its entries become clean, its folios
  * lazily freeable), starts a writer thread that writes a new value into
  * every page in turn through the source addresses, and moves the region
@@ -52,6 +52,7 @@
 
 #define REGION		(32 * SZ_1M)
 #define PAGES		(REGION / PG)
+#define PAGES_MAX	(REGION / T_PAGE_MIN)	/* static arrays' size */
 #define ROUNDS		3	/* at least; more until the writer hit a move */
 #define MAX_ROUNDS	24
 #define TAG(i)		(0x7a67000000000000ULL | (uint64_t)(i))
@@ -61,7 +62,7 @@ static int shared;	/* the memfd variant */
 
 static struct {
 	char *base;			/* the source, where the writer writes */
-	uint64_t last[PAGES];		/* the writer's last completed write */
+	uint64_t last[PAGES_MAX];	/* the writer's last completed write */
 	atomic_long written;		/* completed writes */
 	atomic_int ready, go, stop;
 } w;
@@ -123,7 +124,7 @@ struct tally {
 /* Resident pages of [p, p + len), by mincore(2); -1 on error. */
 static long resident(const void *p, size_t len)
 {
-	static unsigned char vec[PAGES];
+	static unsigned char vec[PAGES_MAX];
 	long n = 0;
 
 	if (mincore((void *)p, len, vec))
@@ -139,20 +140,20 @@ static int round_once(int use_module, struct tally *t, const char **why)
 	struct fastremap_remap r;
 	struct t_area a;
 	char *src, *dst, *res;
-	static uint64_t page[PG / 8];
+	static uint64_t page[T_PAGE_MAX / 8];
 	int mfd = -1;
 	pthread_t th;
 	long w0, w1, rss;
 	size_t i;
 
 	*why = "";
-	if (!t_reserve(2 * REGION + 3 * SZ_2M, &a)) {
+	if (!t_reserve(2 * REGION + 3 * PMD_SZ, &a)) {
 		*why = "reserve";
 		return -1;
 	}
-	src = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
-	/* 4 KiB off the source's alignment: a PTE-level move. */
-	dst = src + REGION + SZ_2M + PG;
+	src = (char *)T_ALIGN_UP((uintptr_t)a.base, PMD_SZ);
+	/* A page off the source's alignment: a PTE-level move. */
+	dst = src + REGION + PMD_SZ + PG;
 	if (shared) {
 		mfd = memfd_create("t_remap_dirty", MFD_CLOEXEC);
 		if (mfd < 0 || ftruncate(mfd, REGION) ||
@@ -180,7 +181,7 @@ static int round_once(int use_module, struct tally *t, const char **why)
 			goto fail;
 		}
 	}
-	memset(w.last, 0, sizeof(w.last));
+	memset(w.last, 0, PAGES * sizeof(w.last[0]));
 	w.base = src;
 	atomic_store(&w.written, 0);
 	atomic_store(&w.ready, 0);
@@ -320,7 +321,7 @@ static void run(int use_module)
  * (Not THPs: khugepaged, woken by a first MADV_HUGEPAGE, may collapse the
  * zero-page ranges at any moment.)
  */
-#define RH_LEN	(2 * SZ_2M)
+#define RH_LEN	(2 * PMD_SZ)
 
 /* Page-table bytes of this process (VmPTE, kB), or -1. */
 static long vm_pte_kb(void)
@@ -347,10 +348,10 @@ static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 	long before;
 	size_t i;
 
-	if (!t_reserve(2 * RH_LEN + 3 * SZ_2M, &a))
+	if (!t_reserve(2 * RH_LEN + 3 * PMD_SZ, &a))
 		return -1;
-	src = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
-	dst = src + RH_LEN + SZ_2M + PG;	/* misaligned: PTE level */
+	src = (char *)T_ALIGN_UP((uintptr_t)a.base, PMD_SZ);
+	dst = src + RH_LEN + PMD_SZ + PG;	/* misaligned: PTE level */
 	if (mmap(src, RH_LEN, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
 	    madvise(src, RH_LEN, MADV_NOHUGEPAGE))
@@ -397,8 +398,8 @@ static void dontunmap_round(void)
 	       "DONTUNMAP source: reading it after the move allocates as many page tables as after mremap(2) (%ld kB against %ld kB): its emptied tables are back",
 	       kb[1], kb[0]);
 	/* The control: the same reads where no table is allocate them. */
-	p = t_reserve(RH_LEN + SZ_2M, &a) ?
-	    (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M) : NULL;
+	p = t_reserve(RH_LEN + PMD_SZ, &a) ?
+	    (char *)T_ALIGN_UP((uintptr_t)a.base, PMD_SZ) : NULL;
 	if (p && mmap(p, RH_LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p &&
 	    !madvise(p, RH_LEN, MADV_NOHUGEPAGE)) {
@@ -407,7 +408,7 @@ static void dontunmap_round(void)
 		ctl = vm_pte_kb() - before;
 	}
 	t_release(&a);
-	tap_ok(ctl >= (long)(RH_LEN / SZ_2M * PG / 1024),
+	tap_ok(ctl >= (long)(RH_LEN / PMD_SZ * PG / 1024),
 	       "DONTUNMAP source: a missing table would show (the same reads without tables: %ld kB of page tables)",
 	       ctl);
 }

@@ -25,7 +25,7 @@
 
 #define PARAM "/sys/module/fastremap/parameters/fail_table_alloc"
 #define HOLD "/sys/module/fastremap/parameters/hold_after_prepare"
-#define LEN (16UL << 20)
+#define LEN (8 * PMD_SZ)	/* 16 MiB with 4 KiB pages */
 
 /* Holds the releaser saw and released; the releaser runs while this is 0. */
 static int holds, stop_releaser;
@@ -61,7 +61,7 @@ static int set_fail(int n)
 }
 
 /*
- * 16 MiB misaligned by 4 KiB needs a PTE table per 2 MiB at the target,
+ * Eight PMDs misaligned by a page need a PTE table per PMD at the target,
  * and more above them where none are left over from earlier mappings, so
  * how many allocations a move makes varies: each attempt either fails and
  * must have put everything back, or succeeds; the first cannot succeed,
@@ -71,21 +71,21 @@ static const int fail_at[] = { 1, 2, 3, 5, 8 };
 
 static const struct ecase {
 	const char *name;
-	size_t new_len;
+	size_t grow;		/* the new length is LEN plus this */
 	unsigned int flags;
 	int mlocked;
 } cases[] = {
-	{ "FIXED", LEN, MREMAP_MAYMOVE | MREMAP_FIXED, 0 },
-	{ "FIXED, growing by 2 MiB", LEN + SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, 0 },
-	{ "DONTUNMAP", LEN, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, 0 },
-	{ "FIXED, mlocked", LEN, MREMAP_MAYMOVE | MREMAP_FIXED, 1 },
+	{ "FIXED", 0, MREMAP_MAYMOVE | MREMAP_FIXED, 0 },
+	{ "FIXED, growing by 2 MiB", SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, 0 },
+	{ "DONTUNMAP", 0, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, 0 },
+	{ "FIXED, mlocked", 0, MREMAP_MAYMOVE | MREMAP_FIXED, 1 },
 };
 
 static int is_mapped(void *p)
 {
 	unsigned char v;
 
-	return mincore((void *)((uintptr_t)p & ~4095UL), 4096, &v) == 0;
+	return mincore((void *)((uintptr_t)p & ~(PG - 1)), PG, &v) == 0;
 }
 
 /* /proc/self/maps as it was before the call. */
@@ -97,9 +97,10 @@ static int run(int fd, const struct ecase *c, int n)
 	struct t_area sa, da;
 	struct fastremap_remap out;
 	struct t_acct before, after;
-	char *src = t_map_aligned(LEN, 2UL << 20, PROT_READ | PROT_WRITE,
+	size_t new_len = LEN + c->grow;
+	char *src = t_map_aligned(LEN, PMD_SZ, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-	char *dst = t_pick(c->new_len + (2UL << 20), 2UL << 20, &da);
+	char *dst = t_pick(new_len + PMD_SZ, PMD_SZ, &da);
 	int failed = 0, acct_ok, held;
 	char why[128];
 	uintptr_t lo, hi;
@@ -109,7 +110,7 @@ static int run(int fd, const struct ecase *c, int n)
 	if (!tap_ok(src && dst, "%s, fail from allocation %d: map source and target",
 		    c->name, n))
 		return 0;
-	dst += 4096;
+	dst += PG;
 	t_fill_pattern(src, LEN, 77);
 	if (c->mlocked && mlock(src, LEN)) {
 		tap_skip_test(strerror(errno), "%s: mlock", c->name);
@@ -119,7 +120,7 @@ static int run(int fd, const struct ecase *c, int n)
 	 * A FIXED target is unmapped first, as mremap(2) does, failure or
 	 * not: unmap it now, so that a failed call must change nothing.
 	 */
-	munmap(dst, c->new_len);
+	munmap(dst, new_len);
 	if (!tap_ok(set_fail(n), "%s, fail from allocation %d: arm the failure", c->name, n))
 		goto out;
 	set_fail(0);
@@ -133,7 +134,7 @@ static int run(int fd, const struct ecase *c, int n)
 	set_fail(n);
 	held = __atomic_load_n(&holds, __ATOMIC_SEQ_CST);
 	t_write_str(HOLD, "1");
-	res = t_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
+	res = t_remap(fd, src, LEN, new_len, c->flags, dst, &out);
 	e = errno;
 	/* Disarmed if never reached; counted by the releaser if it was. */
 	t_write_str(HOLD, "0");
@@ -156,16 +157,16 @@ static int run(int fd, const struct ecase *c, int n)
 		tap_ok(acct_ok && !t_acct_diff(&before, &after, why, sizeof(why)),
 		       "%s, fail from allocation %d: accounting as before (%s)", c->name, n,
 		       acct_ok ? why : "cannot read it");
-		tap_ok(t_verify_pattern(src, LEN, 77, 4096) < 0,
+		tap_ok(t_verify_pattern(src, LEN, 77, PG) < 0,
 		       "%s, fail from allocation %d: the source holds all its data again",
 		       c->name, n);
-		tap_ok(!is_mapped(dst) && !is_mapped(dst + c->new_len - 1),
+		tap_ok(!is_mapped(dst) && !is_mapped(dst + new_len - 1),
 		       "%s, fail from allocation %d: the target range is unmapped", c->name, n);
-		res = t_remap(fd, src, LEN, c->new_len, c->flags, dst, &out);
+		res = t_remap(fd, src, LEN, new_len, c->flags, dst, &out);
 	} else {
 		tap_diag("%s: allocation %d was not reached: the move succeeded", c->name, n);
 	}
-	tap_ok(res == dst && t_verify_pattern(dst, LEN, 77, 4096) < 0,
+	tap_ok(res == dst && t_verify_pattern(dst, LEN, 77, PG) < 0,
 	       "%s, fail from allocation %d: %s, data intact at the target", c->name, n,
 	       failed ? "the same move works afterwards" : "moved");
 out:

@@ -50,14 +50,14 @@ struct fcase {
 	unsigned int flags;
 	int middle;		/* the source is the middle third of its VMA */
 	int target_mapped;	/* a MREMAP_FIXED target inside a mapped VMA */
-	size_t mis;		/* target misalignment */
+	size_t mis;		/* target misalignment, in pages */
 };
 
 static const struct fcase cases[] = {
 	{ "anon middle -> fixed inside a mapping", ANON, SZ_4M, SZ_4M,
 	  MREMAP_MAYMOVE | MREMAP_FIXED, 1, 1, 0 },
 	{ "anon middle -> fixed, misaligned", ANON, SZ_4M, SZ_4M,
-	  MREMAP_MAYMOVE | MREMAP_FIXED, 1, 0, SZ_4K },
+	  MREMAP_MAYMOVE | MREMAP_FIXED, 1, 0, 1 },
 	{ "anon middle grows, may move", ANON, SZ_2M, SZ_4M,
 	  MREMAP_MAYMOVE, 1, 0, 0 },
 	{ "anon shrinks and moves (fixed)", ANON, SZ_4M, SZ_2M,
@@ -66,9 +66,18 @@ static const struct fcase cases[] = {
 	  MREMAP_MAYMOVE | MREMAP_DONTUNMAP, 1, 0, 0 },
 	{ "shared memfd middle -> fixed inside a mapping", SHARED_MEMFD, SZ_4M,
 	  SZ_4M, MREMAP_MAYMOVE | MREMAP_FIXED, 1, 1, 0 },
-	{ "THP -> fixed, aligned", THP, SZ_4M, SZ_4M,
+	{ "THP -> fixed, aligned", THP, 0, 0,	/* two PMDs: see case_at() */
 	  MREMAP_MAYMOVE | MREMAP_FIXED, 0, 1, 0 },
 };
+
+/* Case i at this kernel's sizes: the THP case is two PMDs (4 MiB of 4 KiB pages). */
+static void case_at(size_t i, struct fcase *c)
+{
+	*c = cases[i];
+	if (c->kind == THP)
+		c->len = c->new_len = 2 * PMD_SZ;
+	c->mis *= PG;
+}
 
 static int nth_fd = -1;
 
@@ -124,15 +133,15 @@ static int setup(const struct fcase *c, struct layout *l)
 
 	memset(l, 0, sizeof(*l));
 	l->vma_len = c->middle ? 3 * c->len : c->len;
-	if (!t_reserve(l->vma_len + 2 * SZ_2M, &l->sa) ||
-	    !t_reserve(3 * span + 2 * SZ_2M, &l->da))
+	if (!t_reserve(l->vma_len + 2 * PMD_SZ, &l->sa) ||
+	    !t_reserve(3 * span + 2 * PMD_SZ, &l->da))
 		return -1;
-	l->vma = (char *)T_ALIGN_UP((uintptr_t)l->sa.base + SZ_4K, SZ_2M);
+	l->vma = (char *)T_ALIGN_UP((uintptr_t)l->sa.base + PG, PMD_SZ);
 	if (map_kind(l->vma, l->vma_len, c->kind) == MAP_FAILED)
 		return -1;
 	l->src = c->middle ? l->vma + c->len : l->vma;
 	t_fill_pattern(l->vma, l->vma_len, SEED);
-	l->tvma = (char *)T_ALIGN_UP((uintptr_t)l->da.base + SZ_4K, SZ_2M);
+	l->tvma = (char *)T_ALIGN_UP((uintptr_t)l->da.base + PG, PMD_SZ);
 	l->tvma_len = 3 * span;
 	l->dst = l->tvma + span + c->mis;
 	if (c->target_mapped) {
@@ -155,9 +164,9 @@ static int rest_intact(const struct fcase *c, const struct layout *l)
 	size_t before = l->src - l->vma;
 	size_t after = l->vma_len - before - c->len;
 
-	return t_verify_pattern_off(l->vma, before, SEED, 0, SZ_4K) < 0 &&
+	return t_verify_pattern_off(l->vma, before, SEED, 0, PG) < 0 &&
 	       t_verify_pattern_off(l->src + c->len, after, SEED,
-				  (before + c->len) / PG, SZ_4K) < 0;
+				  (before + c->len) / PG, PG) < 0;
 }
 
 /* Unmaps the layout and a result placed outside it. */
@@ -317,18 +326,18 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 		 * mremap(2) does): that part may be gone already.
 		 */
 		ok = ok && is_mapped(l.src, kept) &&
-		     t_verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) < 0 &&
+		     t_verify_pattern_off(l.src, kept, SEED, first_pg, PG) < 0 &&
 		     rest_intact(c, &l);
 		if (ok && c->len > kept && is_mapped(l.src + kept, c->len - kept))
 			ok = t_verify_pattern_off(l.src + kept, c->len - kept, SEED,
-						first_pg + kept / PG, SZ_4K) < 0;
+						first_pg + kept / PG, PG) < 0;
 		if (c->target_mapped && !is_mapped(l.dst, c->new_len)) {
 			t->dst_unmapped++;
 			/* That unmap gave back the target's charge. */
 			before.committed_kb -= c->new_len >> 10;
 		} else if (c->target_mapped) {
 			ok = ok && t_verify_pattern_off(l.dst, c->new_len, SEED + 1,
-						      (l.dst - l.tvma) / PG, SZ_4K) < 0;
+						      (l.dst - l.tvma) / PG, PG) < 0;
 		}
 		if (acct_ok && nmaps > 0 && nmaps <= (int)ARRAY_SIZE(maps_before)) {
 			int same = t_acct_read(&after, lo, hi) == 0 &&
@@ -373,7 +382,7 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 			t->bad++;
 		}
 	} else {
-		int ok = t_verify_pattern_off(res, kept, SEED, first_pg, SZ_4K) < 0;
+		int ok = t_verify_pattern_off(res, kept, SEED, first_pg, PG) < 0;
 
 		t->oks++;
 		if (!(c->flags & MREMAP_DONTUNMAP) && is_mapped(l.src, kept)) {
@@ -384,8 +393,8 @@ static int one(int fd, const struct fcase *c, int nth, struct tally *t)
 			 */
 			t->stale_old++;
 			ok = ok && (c->kind == SHARED_MEMFD ?
-				    t_verify_pattern_off(l.src, kept, SEED, first_pg, SZ_4K) :
-				    t_verify_zero(l.src, kept, SZ_4K)) < 0;
+				    t_verify_pattern_off(l.src, kept, SEED, first_pg, PG) :
+				    t_verify_zero(l.src, kept, PG)) < 0;
 		}
 		if (!ok) {
 			tap_diag("%s: fault %d: success, but the data moved wrong", c->name, nth);
@@ -429,10 +438,11 @@ int main(void)
 		return tap_done();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct fcase *c = &cases[i];
+		struct fcase cs, *c = &cs;
 		struct tally t = { 0 }, ct = { 0 };
 		int nth, cnth;
 
+		case_at(i, c);
 		control = 1;
 		n_mremap_keys = 0;
 		for (cnth = 1; cnth <= MAX_NTH; cnth++)

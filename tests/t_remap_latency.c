@@ -13,7 +13,7 @@
  * the mover's CPU sleeps 1 ms at a time (the move must yield the CPU:
  * cond_resched() between extents).
  *
- * The regions are sparse (one page per 2 MiB) so that 128 GiB fits in the
+ * The regions are sparse (one page per PMD) so that 128 GiB fits in the
  * guest; a misaligned move still visits every PTE slot of them.
  *
  * What is measured, so that a busy host (QEMU's vCPUs descheduled for
@@ -64,7 +64,7 @@
 #define SCHEDSTATS	"/proc/sys/kernel/sched_schedstats"
 #define BUDGET		"/sys/module/fastremap/parameters/pass_budget"
 #define MOVE_PASS	"/sys/module/fastremap/parameters/move_pass_pages"
-#define CHUNK		SZ_2M
+#define CHUNK		PMD_SZ
 
 static size_t len = 128 * SZ_1G;
 static int fd = -1;
@@ -175,10 +175,10 @@ static void *waker(void *arg)
 	return NULL;
 }
 
-/* A region of @len bytes, 4 KiB past a 2 MiB boundary, one page per chunk touched. */
+/* A region of @len bytes, a page past a PMD boundary, one page per chunk touched. */
 static char *make_region(struct t_area *a, int memfd)
 {
-	char *p = t_pick(len + PG, SZ_2M, a);
+	char *p = t_pick(len + PG, PMD_SZ, a);
 
 	if (!p)
 		return NULL;
@@ -279,7 +279,7 @@ static void run(int shared, int use_module, struct result *res)
 			return;
 	}
 	src = make_region(&sa, memfd);
-	dst = t_pick(len, SZ_2M, &da);
+	dst = t_pick(len, PMD_SZ, &da);
 	if (!src || !dst)
 		goto out;
 	pid = fork();
@@ -333,18 +333,18 @@ static void run_move(int use_module, struct result *res)
 
 	if (!pr)
 		return;
-	heap = t_map_aligned(2 * mlen + SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(2 * mlen + PMD_SZ, PMD_SZ, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &ha);
 	if (!heap)
 		goto unmap;
-	src = heap + SZ_2M;
+	src = heap + PMD_SZ;
 	dst = src + mlen;
 	*(volatile char *)heap = 1;
 	for (size_t off = 0; off < mlen; off += CHUNK)
 		*(volatile uint64_t *)(src + off) = off ^ 0xfeed;
 	pid = fork();
 	if (pid == 0) {
-		munmap(heap + PG, 2 * mlen + SZ_2M - PG);
+		munmap(heap + PG, 2 * mlen + PMD_SZ - PG);
 		probe_loop(pr, -1, heap);
 		_exit(0);
 	}

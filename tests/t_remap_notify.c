@@ -24,7 +24,7 @@
 
 #define REC	"/sys/module/fastremap/parameters/record_invalidations"
 #define NREC	64
-#define LEN	(2 * SZ_2M + 16 * PG)
+#define LEN	(2 * PMD_SZ + 16 * PG)
 
 struct rec {
 	char kind;
@@ -101,15 +101,16 @@ static void dump(const char *who, const struct recs *c)
 struct rcase {
 	const char *name;
 	int flags;		/* MREMAP_DONTUNMAP or 0 */
-	size_t dst_off;		/* past a 2 MiB-aligned target */
+	int dst_pages;		/* past a PMD-aligned target */
 	int target_mapped;	/* a mapping at the target first, replaced */
 };
 
+/* A name's "%zu" is the page's size in KiB. */
 static const struct rcase rcases[] = {
 	{ "plain move, PMD-aligned", 0, 0, 0 },
-	{ "plain move, 4K-misaligned", 0, PG, 0 },
+	{ "plain move, %zuK-misaligned", 0, 1, 0 },
 	{ "DONTUNMAP, PMD-aligned", MREMAP_DONTUNMAP, 0, 0 },
-	{ "DONTUNMAP, 4K-misaligned", MREMAP_DONTUNMAP, PG, 0 },
+	{ "DONTUNMAP, %zuK-misaligned", MREMAP_DONTUNMAP, 1, 0 },
 	{ "over a mapped target", 0, 0, 1 },
 };
 
@@ -128,12 +129,12 @@ static int one_side(int fd, const struct rcase *rc, int ioctl_it, struct side *s
 	unsigned int flags = MREMAP_MAYMOVE | MREMAP_FIXED | rc->flags;
 
 	memset(s, 0, sizeof(*s));
-	s->src = t_map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
+	s->src = t_map_aligned(LEN, PMD_SZ, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &s->sa);
-	s->dst = t_pick(LEN + SZ_2M, SZ_2M, &s->da);
+	s->dst = t_pick(LEN + PMD_SZ, PMD_SZ, &s->da);
 	if (!s->src || !s->dst)
 		return -1;
-	s->dst += rc->dst_off;
+	s->dst += rc->dst_pages * PG;
 	t_fill_pattern(s->src, LEN, 7);
 	if (rc->target_mapped) {
 		if (mmap(s->dst, LEN, PROT_READ | PROT_WRITE,
@@ -192,28 +193,30 @@ static int missed(const struct side *io, const struct side *tw, const char *name
 static void remap_case(int fd, const struct rcase *rc)
 {
 	struct side s[2];	/* mremap(2), the ioctl */
+	char name[64];
 	int ok = 1;
 
+	snprintf(name, sizeof(name), rc->name, PG >> 10);
 	for (int x = 0; x < 2 && ok; x++)
 		ok = one_side(fd, rc, x, &s[x]) == 0;
-	if (!tap_ok(ok, "%s: map, record and move (%s)", rc->name, strerror(errno)))
+	if (!tap_ok(ok, "%s: map, record and move (%s)", name, strerror(errno)))
 		goto out;
 	for (int x = 0; x < 2; x++)
 		if (s[x].res != s[x].dst)
-			tap_diag("%s: %s did not move (%s)", rc->name,
+			tap_diag("%s: %s did not move (%s)", name,
 				 x ? "the ioctl" : "mremap(2)", t_errname(s[x].err));
 	if (!tap_ok(s[0].res == s[0].dst && s[1].res == s[1].dst, "%s: both calls move",
-		    rc->name))
+		    name))
 		goto out;
-	tap_ok(t_verify_pattern(s[1].dst, LEN, 7, 0) < 0, "%s: the ioctl's data moved", rc->name);
+	tap_ok(t_verify_pattern(s[1].dst, LEN, 7, 0) < 0, "%s: the ioctl's data moved", name);
 	tap_ok(s[0].rec.lost == 0 && s[1].rec.lost == 0 && paired(&s[0].rec) &&
 	       covered(&s[0].rec, (uintptr_t)s[0].src, (uintptr_t)s[0].src + LEN),
 	       "%s: the recorder saw mremap(2) invalidate its source, in pairs (%d records)",
-	       rc->name, s[0].rec.n);
+	       name, s[0].rec.n);
 	if (!tap_ok(covered(&s[1].rec, (uintptr_t)s[1].src, (uintptr_t)s[1].src + LEN) &&
-		    paired(&s[1].rec) && !missed(&s[1], &s[0], rc->name),
+		    paired(&s[1].rec) && !missed(&s[1], &s[0], name),
 		    "REMAP %s: secondary MMUs told of the moved source (and of all mremap(2) tells them), each start paired with its end",
-		    rc->name)) {
+		    name)) {
 		dump("mremap(2)", &s[0].rec);
 		dump("ioctl", &s[1].rec);
 	}
@@ -227,25 +230,25 @@ out:
 /* MOVE: three sources in a heap, moved to its far half in one call. */
 static void move_case(int fd)
 {
-	static const size_t seg[3][2] = {	/* offset, length */
-		{ 0, 16 * PG }, { SZ_2M - 4 * PG, 64 * PG }, { SZ_2M + 200 * PG, SZ_1M },
+	const size_t seg[3][2] = {	/* offset, length */
+		{ 0, 16 * PG }, { PMD_SZ - 4 * PG, 64 * PG }, { PMD_SZ + 200 * PG, SZ_1M },
 	};
 	struct fastremap_move_vec v[3];
 	struct fastremap_move out;
-	size_t hlen = 4 * SZ_2M;
+	size_t hlen = 4 * PMD_SZ;
 	struct t_area a;
 	struct recs rec;
 	char *heap;
 	int ret, e, cov = 1;
 
-	heap = t_map_aligned(hlen, SZ_2M, PROT_READ | PROT_WRITE,
+	heap = t_map_aligned(hlen, PMD_SZ, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
 	if (!tap_ok(heap != NULL, "MOVE: map the heap"))
 		return;
 	madvise(heap, hlen, MADV_NOHUGEPAGE);
 	for (int i = 0; i < 3; i++) {
 		v[i] = (struct fastremap_move_vec){ (uintptr_t)heap + seg[i][0],
-						    (uintptr_t)heap + 2 * SZ_2M + seg[i][0],
+						    (uintptr_t)heap + 2 * PMD_SZ + seg[i][0],
 						    seg[i][1] };
 		t_fill_pattern(heap + seg[i][0], seg[i][1], 11 + i);
 	}
@@ -261,7 +264,7 @@ static void move_case(int fd)
 		goto out;
 	for (int i = 0; i < 3; i++) {
 		cov &= covered(&rec, v[i].src, v[i].src + v[i].len);
-		cov &= t_verify_pattern(heap + 2 * SZ_2M + seg[i][0], seg[i][1], 11 + i, 0) < 0;
+		cov &= t_verify_pattern(heap + 2 * PMD_SZ + seg[i][0], seg[i][1], 11 + i, 0) < 0;
 	}
 	if (!tap_ok(cov && paired(&rec) && rec.lost == 0,
 		    "MOVE: secondary MMUs told of every moved source, each start paired with its end"))

@@ -24,25 +24,43 @@
 static int fd = -1;
 
 struct sd_case {
-	const char *name;
+	char name[64];
 	size_t len;
-	size_t dst_skew;	/* target offset from 2 MiB alignment */
+	size_t dst_skew;	/* target offset from PMD alignment */
 	int thp;
 	int all_dirty;		/* mremap(2) marks every moved page */
-	int far;		/* the target in the next GiB: another PMD table */
+	int far;		/* the target in the next PUD ("GiB"): another PMD table */
 };
 
-static const struct sd_case sd_cases[] = {
-	/* PTE by PTE: the target is 4 KiB off the source's alignment. */
-	{ "4 MiB moved PTE by PTE", 4 * SZ_1M, PG, 0, 1, 0 },
-	{ "one page", PG, 0, 0, 1, 0 },
+/*
+ * The cases, their length two PMDs or a page, their skew in pages; a
+ * name's "%zu" is the length in MiB, or a PMD's.
+ */
+static const struct sd_spec {
+	const char *name;
+	int one_page, skew_pages, thp, all_dirty, far;
+} sd_specs[] = {
+	/* PTE by PTE: the target is a page off the source's alignment. */
+	{ "%zu MiB moved PTE by PTE", 0, 1, 0, 1, 0 },
+	{ "one page", 1, 0, 0, 1, 0 },
 	/* Huge PMDs move whole and are marked as a whole. */
-	{ "2 MiB THPs moved whole", 4 * SZ_1M, 0, 1, 1, 0 },
+	{ "%zu MiB THPs moved whole", 0, 0, 1, 1, 0 },
 	/* Into another PMD table: the THP's deposited PTE table must follow. */
-	{ "2 MiB THPs moved whole into another GiB", 4 * SZ_1M, 0, 1, 1, 1 },
+	{ "%zu MiB THPs moved whole into another GiB", 0, 0, 1, 1, 1 },
 	/* Whole PTE tables: mremap(2) leaves their entries as they are. */
-	{ "whole PTE tables", 4 * SZ_1M, 0, 0, 0, 0 },
+	{ "whole PTE tables", 0, 0, 0, 0, 0 },
 };
+
+/* A case at this kernel's sizes (4 MiB, 4 KiB, 2 MiB THPs with 4 KiB pages). */
+static void sd_case_at(const struct sd_spec *sp, struct sd_case *c)
+{
+	c->len = sp->one_page ? PG : 2 * PMD_SZ;
+	snprintf(c->name, sizeof(c->name), sp->name, (sp->thp ? PMD_SZ : c->len) >> 20);
+	c->dst_skew = sp->skew_pages * PG;
+	c->thp = sp->thp;
+	c->all_dirty = sp->all_dirty;
+	c->far = sp->far;
+}
 
 /* Maps, fills, clears soft-dirty, moves (module or mremap(2)). */
 static long sd_move(const struct sd_case *c, int use_module, long *present,
@@ -56,21 +74,21 @@ static long sd_move(const struct sd_case *c, int use_module, long *present,
 
 	*why = "";
 	if (c->far) {
-		/* The source ends at a GiB boundary, the target starts there + 1 GiB. */
-		char *g = t_reserve(3 * SZ_1G, &sa);
+		/* The source ends at a PUD boundary, the target starts there + a PUD. */
+		char *g = t_reserve(3 * PUD_SZ, &sa);
 
 		da.base = NULL;
 		da.len = 0;
-		g = g ? (char *)T_ALIGN_UP((uintptr_t)g, SZ_1G) : NULL;
-		src = g ? mmap(g + SZ_1G - c->len, c->len, PROT_READ | PROT_WRITE,
+		g = g ? (char *)T_ALIGN_UP((uintptr_t)g, PUD_SZ) : NULL;
+		src = g ? mmap(g + PUD_SZ - c->len, c->len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) : NULL;
 		if (src == MAP_FAILED)
 			src = NULL;
-		dst = g ? g + SZ_1G : NULL;
+		dst = g ? g + PUD_SZ : NULL;
 	} else {
-		src = t_map_aligned(c->len, SZ_2M, PROT_READ | PROT_WRITE,
+		src = t_map_aligned(c->len, PMD_SZ, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-		dst = t_pick(c->len + SZ_2M, SZ_2M, &da);
+		dst = t_pick(c->len + PMD_SZ, PMD_SZ, &da);
 	}
 	if (!src || !dst) {
 		*why = "cannot map";
@@ -142,13 +160,16 @@ static void test_soft_dirty(void)
 		return;
 	}
 	munmap(fresh, PG);
-	for (size_t k = 0; k < ARRAY_SIZE(sd_cases); k++) {
-		const struct sd_case *c = &sd_cases[k];
+	for (size_t k = 0; k < ARRAY_SIZE(sd_specs); k++) {
+		struct sd_case cs, *c = &cs;
 		long fr_thp = 0, mr_thp = 0, mr_pres = 0;
 		const char *why, *mwhy;
-		long fr = sd_move(c, 1, &pres, &fr_thp, &why);
-		long mr = sd_move(c, 0, &mr_pres, &mr_thp, &mwhy);
-		long pages = c->len / PG;
+		long fr, mr, pages;
+
+		sd_case_at(&sd_specs[k], c);
+		fr = sd_move(c, 1, &pres, &fr_thp, &why);
+		mr = sd_move(c, 0, &mr_pres, &mr_thp, &mwhy);
+		pages = c->len / PG;
 
 		if (mr < 0) {
 			tap_skip_test(mwhy, "soft-dirty: %s: mremap(2) reference", c->name);
@@ -208,7 +229,8 @@ static void test_errno_order(void)
 		base = (char *)T_ALIGN_UP((uintptr_t)a.base, SZ_2M);
 		hole = base + SZ_2M;
 		munmap(hole, SZ_2M);
-		nw = c->new_off == -1 ? (char *)0x7ffffffff000UL : hole + c->new_off;
+		/* The page holding it, with pages larger than 4 KiB too. */
+		nw = c->new_off == -1 ? (char *)(0x7ffffffff000UL & ~(PG - 1)) : hole + c->new_off;
 		p = t_mremap(hole, c->old_len, c->new_len, c->flags, nw);
 		ea = errno;
 		if (p != MAP_FAILED) {
@@ -232,16 +254,16 @@ enum sh_kind { SH_ANON, SH_MEMFD, SH_FILE, SH_FILE_PRIVATE };
 static const struct sh_case {
 	const char *name;
 	enum sh_kind kind;
-	size_t dst_skew;
+	int skew_pages;		/* the target's offset from PMD alignment */
 } sh_cases[] = {
-	{ "shared anonymous, PTE by PTE", SH_ANON, PG },
+	{ "shared anonymous, PTE by PTE", SH_ANON, 1 },
 	{ "shared anonymous, whole tables", SH_ANON, 0 },
-	{ "memfd, shared", SH_MEMFD, PG },
+	{ "memfd, shared", SH_MEMFD, 1 },
 	{ "tmpfs file, shared", SH_FILE, 0 },
-	{ "tmpfs file, private (written: COW copies)", SH_FILE_PRIVATE, PG },
+	{ "tmpfs file, private (written: COW copies)", SH_FILE_PRIVATE, 1 },
 };
 
-#define SH_LEN	(4 * SZ_1M)
+#define SH_LEN	(2 * PMD_SZ)	/* 4 MiB with 4 KiB pages */
 
 static void test_shared(void)
 {
@@ -271,13 +293,13 @@ static void test_shared(void)
 				close(f);
 			continue;
 		}
-		src = t_map_aligned(SH_LEN, SZ_2M, PROT_READ | PROT_WRITE, flags, f, 0, &sa);
-		dst = t_pick(SH_LEN + SZ_2M, SZ_2M, &da);
+		src = t_map_aligned(SH_LEN, PMD_SZ, PROT_READ | PROT_WRITE, flags, f, 0, &sa);
+		dst = t_pick(SH_LEN + PMD_SZ, PMD_SZ, &da);
 		if (!src || !dst) {
 			tap_skip_test("cannot map", "shared: %s", c->name);
 			goto next;
 		}
-		dst += c->dst_skew;
+		dst += c->skew_pages * PG;
 		t_fill_pattern(src, SH_LEN, 60 + k);
 		res = t_remap(fd, src, SH_LEN, SH_LEN, MREMAP_MAYMOVE | MREMAP_FIXED,
 			       dst, &out);
@@ -315,9 +337,9 @@ static void test_locked_vm(void)
 	char *src, *dst, *res;
 	long before, after;
 
-	src = t_map_aligned(SH_LEN, SZ_2M, PROT_READ | PROT_WRITE,
+	src = t_map_aligned(SH_LEN, PMD_SZ, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa);
-	dst = t_pick(SH_LEN + SZ_2M, SZ_2M, &da);
+	dst = t_pick(SH_LEN + PMD_SZ, PMD_SZ, &da);
 	if (!src || !dst || mlock(src, SH_LEN)) {
 		tap_skip_test(strerror(errno), "VmLck after moving mlocked memory");
 		goto out;
@@ -328,8 +350,8 @@ static void test_locked_vm(void)
 	res = t_remap(fd, src, SH_LEN, SH_LEN, MREMAP_MAYMOVE | MREMAP_FIXED, dst, NULL);
 	after = vmlck_kb();
 	tap_ok(res == dst && before == after && before >= (long)(SH_LEN >> 10),
-	       "VmLck after moving 4 MiB of mlocked memory: %ld kB, before %ld kB%s",
-	       after, before, res == dst ? "" : " (the move failed)");
+	       "VmLck after moving %zu MiB of mlocked memory: %ld kB, before %ld kB%s",
+	       SH_LEN >> 20, after, before, res == dst ? "" : " (the move failed)");
 out:
 	t_release(&sa);
 	t_release(&da);

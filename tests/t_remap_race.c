@@ -36,7 +36,8 @@
 #include <sys/wait.h>
 #include "tlib.h"
 
-#define LEN	(8 * SZ_1M)
+/* 8 MiB, or a PMD where that is more: whole PTE tables either way. */
+#define LEN	(PMD_SZ > 8 * SZ_1M ? PMD_SZ : 8 * SZ_1M)
 #define NPAGES	(LEN / PG)
 #define MOVES	24
 
@@ -45,7 +46,7 @@ static char *areas[2];
 static _Atomic(char *) cur;
 static atomic_int go, stop_all, in_move;
 static atomic_ulong writes, faults, raced_faults;
-static uint64_t last[NPAGES];	/* the faulter's last unfaulted value per page */
+static uint64_t *last;		/* the faulter's last unfaulted value per page */
 
 /* Writes v at p: 0, or -1 if the write faulted. */
 static int probe_write(char *p, uint64_t v)
@@ -115,12 +116,13 @@ static int child(int skew)
 	int bad = 0, moved = 0;
 
 	t_pin_cpu(0);
-	areas[0] = t_map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
+	last = calloc(NPAGES, sizeof(*last));
+	areas[0] = t_map_aligned(LEN, PMD_SZ, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a[0]);
-	areas[1] = t_pick(LEN + SZ_2M, SZ_2M, &a[1]);
-	if (!areas[0] || !areas[1])
+	areas[1] = t_pick(LEN + PMD_SZ, PMD_SZ, &a[1]);
+	if (!last || !areas[0] || !areas[1])
 		return 2;
-	areas[1] += skew;
+	areas[1] += skew * PG;
 	madvise(areas[0], LEN, MADV_NOHUGEPAGE);
 	for (size_t k = 0; k < NPAGES; k += 2)
 		t_pattern_page((uint64_t *)(areas[0] + k * PG), 81, k);
@@ -228,9 +230,9 @@ static int held_child(void)
 	sched_yield();
 	if (mlockall(MCL_CURRENT))
 		return 2;
-	held_src = t_map_aligned(HLEN, SZ_2M, PROT_READ | PROT_WRITE,
+	held_src = t_map_aligned(HLEN, PMD_SZ, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
-	held_dst = t_pick(HLEN, SZ_2M, &b);
+	held_dst = t_pick(HLEN, PMD_SZ, &b);
 	if (!held_src || !held_dst)
 		return 2;
 	madvise(held_src, HLEN, MADV_NOHUGEPAGE);
@@ -316,8 +318,8 @@ static int klog_bad(void)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *name; int skew; } runs[] = {
-		{ "whole PTE tables", 0 }, { "PTE by PTE", PG },
+	static const struct { const char *name; int skew; } runs[] = {	/* skew: pages */
+		{ "whole PTE tables", 0 }, { "PTE by PTE", 1 },
 	};
 	int kbad;
 

@@ -3,7 +3,7 @@
  * Realignment of congruent moves that start inside a PMD.
  *
  * Since 6.7 mremap(2) moves [old, old + len) from the PMD boundary below
- * old when old and new are congruent modulo 2 MiB, each is where its VMA
+ * old when old and new are congruent modulo a PMD, each is where its VMA
  * starts, nothing is mapped between the boundary and it on either side,
  * and the move reaches the next boundary (try_realign_addr()): the first
  * PTE table then moves whole, and its entries keep their soft-dirty bits
@@ -23,12 +23,12 @@
 #include <sys/mman.h>
 #include "tlib.h"
 
-#define SPAN		(8 * SZ_1M)	/* the hole around each end */
+#define SPAN		(4 * PMD_SZ)	/* the hole around each end */
 
 static int fd = -1;
 
 struct rcase {
-	const char *name;
+	char name[96];
 	size_t off;		/* start of both ends inside their PMD */
 	size_t len;
 	int src_neighbour;	/* a page mapped at the source's PMD boundary */
@@ -36,18 +36,54 @@ struct rcase {
 	int realigns;		/* the module must move the first table whole */
 };
 
-static const struct rcase cases[] = {
-	{ "1 MiB into a PMD, 3 MiB", SZ_1M, 3 * SZ_1M, 0, 0, 1 },
-	{ "4 KiB into a PMD, 4 MiB - 4 KiB", PG, 4 * SZ_1M - PG, 0, 0, 1 },
-	{ "1 MiB into a PMD, exactly to the boundary", SZ_1M, SZ_1M, 0, 0, 1 },
-	{ "last page of a PMD, 2 MiB + 4 KiB", SZ_2M - PG, SZ_2M + PG, 0, 0, 1 },
-	{ "1 MiB into a PMD, 5 MiB + 12 KiB (ends inside a PMD)", SZ_1M,
-	  5 * SZ_1M + 3 * PG, 0, 0, 1 },
+/*
+ * The cases, their offset and length in half PMDs plus pages (1 MiB and
+ * 4 KiB with 4 KiB pages); a name's two "%s" are the offset and the length.
+ */
+static const struct rspec {
+	const char *name;
+	int off_half, off_pages, len_half, len_pages;
+	int src_neighbour, dst_neighbour, realigns;
+} specs[] = {
+	{ "%s into a PMD, %s", 1, 0, 3, 0, 0, 0, 1 },
+	{ "%s into a PMD, %s", 0, 1, 4, -1, 0, 0, 1 },
+	{ "%s into a PMD, exactly to the boundary", 1, 0, 1, 0, 0, 0, 1 },
+	{ "last page of a PMD%.0s, %s", 2, -1, 2, 1, 0, 0, 1 },
+	{ "%s into a PMD, %s (ends inside a PMD)", 1, 0, 5, 3, 0, 0, 1 },
 	/* Where realigning would reach another mapping, or gain nothing. */
-	{ "a mapping below the source in its PMD", SZ_1M, 3 * SZ_1M, 1, 0, 0 },
-	{ "a mapping below the target in its PMD", SZ_1M, 3 * SZ_1M, 0, 1, 0 },
-	{ "ends before the boundary", SZ_1M, SZ_1M - PG, 0, 0, 0 },
+	{ "a mapping below the source in its PMD", 1, 0, 3, 0, 1, 0, 0 },
+	{ "a mapping below the target in its PMD", 1, 0, 3, 0, 0, 1, 0 },
+	{ "ends before the boundary", 1, 0, 1, -1, 0, 0, 0 },
 };
+
+/* Half PMDs plus pages: "3 MiB", "4 KiB", "5 MiB + 12 KiB" (into buf). */
+static const char *size_name(char *buf, size_t n, int half, int pages)
+{
+	size_t mib = half * (PMD_SZ / 2) >> 20, kib = (pages < 0 ? -pages : pages) * PG >> 10;
+
+	if (!half)
+		snprintf(buf, n, "%zu KiB", kib);
+	else if (!pages)
+		snprintf(buf, n, "%zu MiB", mib);
+	else
+		snprintf(buf, n, "%zu MiB %c %zu KiB", mib, pages < 0 ? '-' : '+', kib);
+	return buf;
+}
+
+/* A case at this kernel's page and PMD sizes. */
+static void case_at(const struct rspec *sp, struct rcase *c)
+{
+	char o[64], l[64];
+
+	snprintf(c->name, sizeof(c->name), sp->name,
+		 size_name(o, sizeof(o), sp->off_half, sp->off_pages),
+		 size_name(l, sizeof(l), sp->len_half, sp->len_pages));
+	c->off = sp->off_half * (PMD_SZ / 2) + sp->off_pages * PG;
+	c->len = sp->len_half * (PMD_SZ / 2) + sp->len_pages * PG;
+	c->src_neighbour = sp->src_neighbour;
+	c->dst_neighbour = sp->dst_neighbour;
+	c->realigns = sp->realigns;
+}
 
 struct result {
 	long sd;		/* soft-dirty pages at the target */
@@ -69,13 +105,13 @@ static int run_case(const struct rcase *c, int use_module, struct result *out,
 
 	memset(out, 0, sizeof(*out));
 	*why = "";
-	base = t_reserve(3 * SPAN + 2 * SZ_2M, &a);
+	base = t_reserve(3 * SPAN + 2 * PMD_SZ, &a);
 	if (!base) {
 		*why = "reserve";
 		return -1;
 	}
-	A = (char *)T_ALIGN_UP((uintptr_t)base + PG, SZ_2M);
-	B = A + SPAN + SZ_2M;
+	A = (char *)T_ALIGN_UP((uintptr_t)base + PG, PMD_SZ);
+	B = A + SPAN + PMD_SZ;
 	src = A + c->off;
 	dst = B + c->off;
 	if (munmap(A, SPAN) || munmap(B, SPAN)) {
@@ -95,7 +131,7 @@ static int run_case(const struct rcase *c, int use_module, struct result *out,
 		*why = "source";
 		goto out;
 	}
-	/* 4 KiB pages only: whole tables against single PTEs is the point. */
+	/* Small pages only: whole tables against single PTEs is the point. */
 	madvise(src, c->len, MADV_NOHUGEPAGE);
 	t_fill_pattern(src, c->len, 71);
 	if (t_clear_soft_dirty() || t_soft_dirty_pages(src, c->len, &pres) != 0 ||
@@ -148,9 +184,9 @@ static void expect(const struct rcase *c, uint64_t *pmd, uint64_t *pte)
 	*pmd = 0;
 	*pte = 0;
 	while (start < end) {
-		size_t next = (start + SZ_2M) & ~(SZ_2M - 1);
+		size_t next = (start + PMD_SZ) & ~(PMD_SZ - 1);
 
-		if (!(start % SZ_2M) && next <= end) {
+		if (!(start % PMD_SZ) && next <= end) {
 			(*pmd)++;
 		} else {
 			size_t e = next < end ? next : end;
@@ -220,7 +256,11 @@ int main(int argc, char **argv)
 		return tap_done();
 	}
 	munmap(fresh, PG);
-	for (size_t k = 0; k < ARRAY_SIZE(cases); k++)
-		test_case(&cases[k]);
+	for (size_t k = 0; k < ARRAY_SIZE(specs); k++) {
+		struct rcase c;
+
+		case_at(&specs[k], &c);
+		test_case(&c);
+	}
 	return tap_done();
 }

@@ -28,7 +28,8 @@ struct req_case {
 	unsigned int flags;
 	size_t old_len, new_len;
 	enum base base;
-	long off;		/* the request's offset from the base */
+	long off;		/* the request's offset from the base: bytes */
+	int off_pages;		/* and pages */
 	int declined;		/* 1: EOPNOTSUPP expected, else a move */
 };
 
@@ -39,38 +40,38 @@ struct req_case {
  */
 static const struct req_case cases[] = {
 	{ "inside the MREMAP_FIXED target", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_DST, SZ_1M + 64, 1 },
+	  SZ_2M, SZ_2M, B_DST, SZ_1M + 64, 0, 1 },
 	{ "inside the source of a FIXED move", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_SRC, SZ_1M / 2, 1 },
+	  SZ_2M, SZ_2M, B_SRC, SZ_1M / 2, 0, 1 },
 	{ "at the first byte of the source", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_SRC, 0, 1 },
+	  SZ_2M, SZ_2M, B_SRC, 0, 0, 1 },
 	{ "straddling the end of the source", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_SRC, SZ_2M - 16, 1 },
+	  SZ_2M, SZ_2M, B_SRC, SZ_2M - 16, 0, 1 },
 	{ "straddling the start of the target", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_DST, -16, 1 },
+	  SZ_2M, SZ_2M, B_DST, -16, 0, 1 },
 	{ "inside the grown part of the FIXED target", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_1M, 3 * SZ_1M, B_DST, 2 * SZ_1M + 8, 1 },
+	  SZ_1M, 3 * SZ_1M, B_DST, 2 * SZ_1M + 8, 0, 1 },
 	{ "in the unmapped tail of a shrinking FIXED move", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  LEN, SZ_2M, B_SRC, 3 * SZ_1M, 1 },
+	  LEN, SZ_2M, B_SRC, 3 * SZ_1M, 0, 1 },
 	{ "inside a DONTUNMAP source", MREMAP_MAYMOVE | MREMAP_DONTUNMAP,
-	  SZ_2M, SZ_2M, B_SRC, SZ_1M, 1 },
+	  SZ_2M, SZ_2M, B_SRC, SZ_1M, 0, 1 },
 	{ "inside a DONTUNMAP source, FIXED", MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
-	  SZ_2M, SZ_2M, B_SRC, 4 * PG, 1 },
+	  SZ_2M, SZ_2M, B_SRC, 0, 4, 1 },
 	{ "inside the source of a growing MAYMOVE move", MREMAP_MAYMOVE,
-	  LEN, 2 * LEN, B_SRC, LEN - PG, 1 },
+	  LEN, 2 * LEN, B_SRC, LEN, -1, 1 },
 	/* Controls: the same calls with the request just outside. */
 	{ "just before the source (control)", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_SRC, -(long)RQ, 0 },
+	  SZ_2M, SZ_2M, B_SRC, -(long)RQ, 0, 0 },
 	{ "just after the source (control)", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_SRC, SZ_2M, 0 },
+	  SZ_2M, SZ_2M, B_SRC, SZ_2M, 0, 0 },
 	{ "just before the target (control)", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  SZ_2M, SZ_2M, B_DST, -(long)RQ, 0 },
+	  SZ_2M, SZ_2M, B_DST, -(long)RQ, 0, 0 },
 	{ "just after the shrunk source's tail (control)", MREMAP_MAYMOVE | MREMAP_FIXED,
-	  LEN, SZ_2M, B_SRC, LEN, 0 },
+	  LEN, SZ_2M, B_SRC, LEN, 0, 0 },
 	{ "just after a DONTUNMAP source (control)", MREMAP_MAYMOVE | MREMAP_DONTUNMAP,
-	  SZ_2M, SZ_2M, B_SRC, SZ_2M, 0 },
+	  SZ_2M, SZ_2M, B_SRC, SZ_2M, 0, 0 },
 	{ "just after a growing source (control)", MREMAP_MAYMOVE,
-	  LEN, 2 * LEN, B_SRC, LEN, 0 },
+	  LEN, 2 * LEN, B_SRC, LEN, 0, 0 },
 };
 
 struct layout {
@@ -130,7 +131,7 @@ static void run_case(const struct req_case *c, uint64_t seed)
 		return;
 	}
 	base = c->base == B_SRC ? l.src : l.dst;
-	r = (struct fastremap_remap *)(base + c->off);
+	r = (struct fastremap_remap *)(base + c->off + c->off_pages * (long)PG);
 	t_req_init(r, l.src, c->old_len, c->new_len, c->flags,
 		    c->flags & MREMAP_FIXED ? l.dst : NULL);
 	snapshot(&l);

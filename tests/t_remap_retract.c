@@ -11,7 +11,7 @@
  * rather than undo everything and fail with ENOMEM.
  *
  * The module's test-only hold_after_prepare parameter stops the move
- * between its two walks; a child process collapses the file's first 2 MiB
+ * between its two walks; a child process collapses the file's first PMD
  * there, then lets the move go on. The move must succeed with the data
  * intact, and on kernels where retraction does not need mmap_lock the
  * module must report that it prepared again (prepare_retries).
@@ -43,11 +43,11 @@ static int retract_without_mmap_lock(void)
 static int collapser(int memfd)
 {
 	struct t_area a;
-	char *p = t_pick(SZ_2M, SZ_2M, &a);
+	char *p = t_pick(PMD_SZ, PMD_SZ, &a);
 	int rc = 0;
 
-	/* t_pick() gives 2 MiB alignment but not 4 MiB: fine here. */
-	if (!p || mmap(p, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+	/* t_pick() gives PMD alignment but not twice that: fine here. */
+	if (!p || mmap(p, PMD_SZ, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		       memfd, 0) == MAP_FAILED)
 		rc = 2;
 	for (int i = 0; !rc && read_param(HOLD) != 2; i++) {
@@ -55,7 +55,7 @@ static int collapser(int memfd)
 			rc = 3;	/* the move never reached the hold */
 		usleep(500);
 	}
-	if (!rc && madvise(p, SZ_2M, MADV_COLLAPSE)) {
+	if (!rc && madvise(p, PMD_SZ, MADV_COLLAPSE)) {
 		tap_diag("collapser: MADV_COLLAPSE: %s", strerror(errno));
 		rc = 4;
 	}
@@ -83,22 +83,23 @@ int main(void)
 	}
 
 	memfd = memfd_create("fr_retract", 0);
-	if (!tap_ok(memfd >= 0 && ftruncate(memfd, SZ_4M) == 0, "memfd of 4 MiB"))
+	if (!tap_ok(memfd >= 0 && ftruncate(memfd, 2 * PMD_SZ) == 0, "memfd of %zu MiB",
+		    2 * PMD_SZ >> 20))
 		return tap_done();
 	/*
-	 * The source maps file offset 0 at 4 KiB past a 2 MiB boundary, so
-	 * the move is PTE-level; the destination maps it 2 MiB-aligned, so
+	 * The source maps file offset 0 a page past a PMD boundary, so
+	 * the move is PTE-level; the destination maps it PMD-aligned, so
 	 * retract_page_tables() sees the destination table as one to free.
 	 */
-	src = t_pick(SZ_2M + PG, SZ_2M, &sa);
-	dst = t_pick(SZ_2M, SZ_2M, &da);
+	src = t_pick(PMD_SZ + PG, PMD_SZ, &sa);
+	dst = t_pick(PMD_SZ, PMD_SZ, &da);
 	if (!src || !dst)
 		return tap_done();
 	src += PG;
-	p = mmap(src, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd, 0);
+	p = mmap(src, PMD_SZ, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd, 0);
 	if (!tap_ok(p == src, "map the file at a misaligned source"))
 		return tap_done();
-	t_fill_pattern(src, SZ_2M, seed);
+	t_fill_pattern(src, PMD_SZ, seed);
 
 	pid = fork();
 	if (pid == 0)
@@ -106,7 +107,7 @@ int main(void)
 	if (!tap_ok(t_write_str(HOLD, "1") == 0, "arm hold_after_prepare"))
 		return tap_done();
 
-	t_req_init(&r, src, SZ_2M, SZ_2M, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	t_req_init(&r, src, PMD_SZ, PMD_SZ, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	e = ioctl(fd, FASTREMAP_IOC_REMAP, &r) ? errno : 0;
 	t_write_str(HOLD, "0");	/* in case the move never reached it */
 	waitpid(pid, &status, 0);
@@ -114,16 +115,17 @@ int main(void)
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 4 && !retract_without_mmap_lock())
 		tap_skip_test("this kernel's MADV_COLLAPSE refuses the shmem range; the race needs 6.6+ anyway",
-			      "another process collapsed the file's first 2 MiB during the hold");
+			      "another process collapsed the file's first %zu MiB during the hold",
+			      PMD_SZ >> 20);
 	else
 		tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		       "another process collapsed the file's first 2 MiB during the hold (status %#x)",
-		       status);
+		       "another process collapsed the file's first %zu MiB during the hold (status %#x)",
+		       PMD_SZ >> 20, status);
 	if (!tap_ok(!e, "the move succeeded (got %s)", e ? t_errname(e) : "success"))
 		return tap_done();
-	tap_ok((char *)(uintptr_t)r.new_addr == dst && t_verify_pattern(dst, SZ_2M, seed, 0) < 0,
+	tap_ok((char *)(uintptr_t)r.new_addr == dst && t_verify_pattern(dst, PMD_SZ, seed, 0) < 0,
 	       "the data is at the destination");
-	tap_ok(t_range_unmapped(src, SZ_2M), "the source is unmapped");
+	tap_ok(t_range_unmapped(src, PMD_SZ), "the source is unmapped");
 	tap_diag("prepare_retries %ld -> %ld; moved pte %llu pmd %llu; flushes %llu",
 		 before, after, (unsigned long long)r.moved_pte,
 		 (unsigned long long)r.moved_pmd, (unsigned long long)r.tlb_flushes);

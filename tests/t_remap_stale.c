@@ -34,8 +34,8 @@
  * of more than about 8 KiB into a flush of the vCPU's whole TLB, so the
  * prober cannot see a flush of the wrong range there: a kprobe on the
  * module's flush reads its start and end, which must be the source's.
- * The source is over 2 MiB and the prober writes on both sides of the
- * 2 MiB mark.
+ * The source is over a PMD and the prober writes on both sides of the
+ * PMD mark.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -44,7 +44,7 @@
 #include <sys/mount.h>
 #include "tlib.h"
 
-#define LEN		(2 * SZ_2M + 16 * PG)
+#define LEN		(2 * PMD_SZ + 16 * PG)
 #define ROUNDS		32		/* per ioctl */
 /*
  * Held rounds: the first HELD_MIN of each ioctl (whole tables and PTEs),
@@ -66,11 +66,18 @@
 enum { K_REMAP, K_MOVE, NKINDS };
 static const char *const kind_name[NKINDS] = { "REMAP", "MOVE" };
 
-/* The pages the prober writes, as offsets into the source. */
-static const size_t probe_off[] = {
-	0, SZ_1M, SZ_2M - PG, SZ_2M, SZ_2M + 5 * PG, 3 * SZ_1M, LEN - PG,
-};
-#define NPROBE ARRAY_SIZE(probe_off)
+/* The pages the prober writes, as offsets into the source (probes_init()). */
+#define NPROBE 7
+static size_t probe_off[NPROBE];
+
+static void probes_init(void)
+{
+	const size_t off[NPROBE] = {
+		0, PMD_SZ / 2, PMD_SZ - PG, PMD_SZ, PMD_SZ + 5 * PG, PMD_SZ + PMD_SZ / 2, LEN - PG,
+	};
+
+	memcpy(probe_off, off, sizeof(off));
+}
 
 enum { IDLE, WARMING, HELD_W, MOVED, DONE, QUIT };
 
@@ -227,16 +234,16 @@ static void do_call(void *arg)
 	x->err = errno;
 }
 
-/* The round's source and target: odd rounds move to a 4 KiB-misaligned one. */
+/* The round's source and target: odd rounds move to a page-misaligned one. */
 static int map_round(struct round *x)
 {
 	if (x->kind == K_REMAP) {
-		x->src = t_map_aligned(LEN, SZ_2M, PROT_READ | PROT_WRITE,
+		x->src = t_map_aligned(LEN, PMD_SZ, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &x->a[0]);
-		x->dst = t_pick(LEN + SZ_2M, SZ_2M, &x->a[1]);
+		x->dst = t_pick(LEN + PMD_SZ, PMD_SZ, &x->a[1]);
 	} else {
 		/* A heap of both halves, of small pages: MOVE moves PTEs. */
-		x->src = t_map_aligned(2 * LEN + PG, SZ_2M, PROT_READ | PROT_WRITE,
+		x->src = t_map_aligned(2 * LEN + PG, PMD_SZ, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &x->a[0]);
 		if (x->src)
 			madvise(x->src, 2 * LEN + PG, MADV_NOHUGEPAGE);
@@ -373,7 +380,8 @@ static void exact_flushes(char *old, size_t n)
 #ifdef __aarch64__
 	(void)n;
 	/*
-	 * arm64 flushes a range by page, or whole past 512 pages, unless the
+	 * arm64 flushes a range by page, or whole past a table's worth of
+	 * pages (MAX_DVM_OPS: 512 of 4 KiB), unless the
 	 * CPU has range TLBI: then the range itself, exactly, up to 8 GiB.
 	 * No knob: the CPU must have it.
 	 */
@@ -399,6 +407,7 @@ int main(int argc, char **argv)
 	pthread_t tp, tr;
 	int ml, nkinds;
 
+	probes_init();
 	fd = t_open_smp(&argc, argv, "stale-TLB detector");
 	if (fd < 0)
 		return tap_done();

@@ -2,7 +2,7 @@
 /*
  * FASTREMAP_IOC_REMAP on transparent huge pages: a PMD-aligned move keeps
  * every THP whole (same AnonHugePages at the destination, moved_thp), a
- * move misaligned by 4 KiB splits them and moves PTEs, and a move of a
+ * move misaligned by a page splits them and moves PTEs, and a move of a
  * range ending inside a THP moves the whole ones and splits the last.
  * Skips when the kernel has no THP or gives none to a MADV_HUGEPAGE
  * region. Runs as root inside the test VM with the module loaded.
@@ -16,7 +16,9 @@
 #define ANON	(MAP_PRIVATE | MAP_ANONYMOUS)
 #define MM	MREMAP_MAYMOVE
 #define FX	MREMAP_FIXED
-#define LEN	(4 * SZ_2M)	/* four THPs */
+#define LEN	(4 * PMD_SZ)	/* four THPs */
+#define THP_KB	((long)(PMD_SZ >> 10))
+#define PART	(PMD_SZ + PMD_SZ / 2)	/* one whole THP, half of the next */
 
 static int fd = -1;
 
@@ -50,10 +52,10 @@ static int thp_usable(const char **why)
 	return 1;
 }
 
-/* A 2 MiB-aligned MADV_HUGEPAGE region of len bytes, filled. */
+/* A PMD-aligned MADV_HUGEPAGE region of len bytes, filled. */
 static char *map_thp(size_t len, uint64_t s, struct t_area *a)
 {
-	char *p = t_map_aligned(len, SZ_2M, RW, ANON, -1, 0, a);
+	char *p = t_map_aligned(len, PMD_SZ, RW, ANON, -1, 0, a);
 
 	if (!p)
 		return NULL;
@@ -103,8 +105,8 @@ int main(int argc, char **argv)
 {
 	struct t_area as, a1, a2 = { 0 }, a3 = { 0 }, a4 = { 0 };
 	struct fastremap_remap r;
-	const char *why, *name;
-	char *src, *d1, *d2, *d3, *p;
+	const char *why;
+	char *src, *d1, *d2, *d3, *p, name[64];
 	long ahp, nthp, ahp2;
 	uint64_t seed;
 
@@ -120,10 +122,11 @@ int main(int argc, char **argv)
 		return tap_done();
 
 	src = map_thp(LEN, seed, &as);
-	if (!tap_ok(src != NULL, "map a 2M-aligned 8M MADV_HUGEPAGE region"))
+	if (!tap_ok(src != NULL, "map a %zuM-aligned %zuM MADV_HUGEPAGE region", PMD_SZ >> 20,
+		    LEN >> 20))
 		return tap_done();
 	ahp = anon_huge_kb(src, LEN);
-	nthp = ahp / 2048;
+	nthp = ahp / THP_KB;
 	tap_diag("AnonHugePages after touching: %ld kB (%ld THPs of 4)", ahp, nthp);
 	if (ahp <= 0) {
 		tap_skip_test("AnonHugePages stays 0 after touching", "THP moves");
@@ -133,8 +136,8 @@ int main(int argc, char **argv)
 	}
 
 	/* 1. PMD-aligned: every THP moves whole. */
-	name = "THP move to a 2M-aligned address";
-	d1 = move_to(name, src, SZ_2M, &a1, seed, &r);
+	snprintf(name, sizeof(name), "THP move to a %zuM-aligned address", PMD_SZ >> 20);
+	d1 = move_to(name, src, PMD_SZ, &a1, seed, &r);
 	if (!d1)
 		goto out;
 	ahp2 = anon_huge_kb(d1, LEN);
@@ -152,9 +155,9 @@ int main(int argc, char **argv)
 		       (unsigned long long)r.tlb_flushes);
 	}
 
-	/* 2. Misaligned by 4 KiB: THPs are split, their PTEs move. */
-	name = "THP move to a 4K-misaligned address";
-	d2 = move_to(name, d1, SZ_4K, &a2, seed, &r);	/* 4K- but not 8K-aligned */
+	/* 2. Misaligned by a page: THPs are split, their PTEs move. */
+	snprintf(name, sizeof(name), "THP move to a %zuK-misaligned address", PG >> 10);
+	d2 = move_to(name, d1, PG, &a2, seed, &r);	/* page- but not 2-page-aligned */
 	if (!d2)
 		goto out2;
 	ahp2 = anon_huge_kb(d2, LEN);
@@ -171,36 +174,37 @@ int main(int argc, char **argv)
 	}
 
 	/* 3. A range ending inside a THP: whole ones move, the last splits. */
-	name = "THP move of 3M (one whole THP, half of the next)";
+	snprintf(name, sizeof(name), "THP move of %zuM (one whole THP, half of the next)",
+		 PART >> 20);
 	p = map_thp(LEN, seed + 1, &a3);
-	if (!p || anon_huge_kb(p, LEN) != 4 * 2048) {
+	if (!p || anon_huge_kb(p, LEN) != 4 * THP_KB) {
 		tap_skip_test("not all four THPs allocated", "%s", name);
 		goto out2;
 	}
-	d3 = t_pick(3 * SZ_1M, SZ_2M, &a4);
+	d3 = t_pick(PART, PMD_SZ, &a4);
 	if (!d3) {
 		tap_skip_test("cannot reserve", "%s", name);
 		goto out2;
 	}
 	src = p;
-	p = t_remap(fd, src, 3 * SZ_1M, 3 * SZ_1M, MM | FX, d3, &r);
+	p = t_remap(fd, src, PART, PART, MM | FX, d3, &r);
 	if (!tap_ok(p == d3, "%s: lands at the requested address (%s)", name,
 		    p == MAP_FAILED ? t_errname(errno) : "ok"))
 		goto out2;
-	tap_ok(t_verify_pattern(d3, 3 * SZ_1M, seed + 1, 0) < 0, "%s: moved data intact", name);
-	tap_ok(t_verify_pattern_off(src + 3 * SZ_1M, LEN - 3 * SZ_1M, seed + 1,
-				  3 * SZ_1M / PG, 0) < 0,
+	tap_ok(t_verify_pattern(d3, PART, seed + 1, 0) < 0, "%s: moved data intact", name);
+	tap_ok(t_verify_pattern_off(src + PART, LEN - PART, seed + 1,
+				  PART / PG, 0) < 0,
 	       "%s: the data left behind is intact", name);
-	tap_ok(t_range_unmapped(src, 3 * SZ_1M) &&
-	       t_range_mapped_as(src + 3 * SZ_1M, LEN - 3 * SZ_1M, "rw-p"),
+	tap_ok(t_range_unmapped(src, PART) &&
+	       t_range_mapped_as(src + PART, LEN - PART, "rw-p"),
 	       "%s: only the moved range is gone", name);
-	ahp2 = anon_huge_kb(d3, 3 * SZ_1M);
-	tap_ok(ahp2 == 2048, "%s: the whole THP is still PMD-mapped (AnonHugePages %ld kB)",
+	ahp2 = anon_huge_kb(d3, PART);
+	tap_ok(ahp2 == THP_KB, "%s: the whole THP is still PMD-mapped (AnonHugePages %ld kB)",
 	       name, ahp2);
 	diag_counts(name, &r);
 	if (t_counted(&r)) {
-		tap_ok(r.moved_thp == 1 && r.moved_pte == SZ_1M / PG && r.moved_pmd == 0,
-		       "%s: thp 1, pte 256 (got thp %llu, pte %llu, pmd %llu)", name,
+		tap_ok(r.moved_thp == 1 && r.moved_pte == PMD_SZ / 2 / PG && r.moved_pmd == 0,
+		       "%s: thp 1, pte %zu (got thp %llu, pte %llu, pmd %llu)", name, PMD_SZ / 2 / PG,
 		       (unsigned long long)r.moved_thp, (unsigned long long)r.moved_pte,
 		       (unsigned long long)r.moved_pmd);
 		tap_ok(r.tlb_flushes == 1, "%s: one TLB flush (got %llu)", name,

@@ -16,8 +16,8 @@
  *   over, the old address again. That read must fault: if it returns data,
  *   the other CPU kept a stale TLB entry for the old address.
  *
- * Each run is done once with both areas 2 MiB-aligned (PMD moves) and
- * once with the second one 4 KiB off (PTE moves). Runs as root inside the
+ * Each run is done once with both areas PMD-aligned (PMD moves) and
+ * once with the second one a page off (PTE moves). Runs as root inside the
  * test VM with the module loaded.
  *
  * Usage: t_remap_threads [--selftest-mremap] [SEED]
@@ -56,7 +56,7 @@ struct wstat {
 /* Pattern words OWN_WORDS.. of page k of the region at p: -1 or bad offset. */
 static long check_pattern_page(const char *p, size_t k)
 {
-	uint64_t buf[PAGE_WORDS];
+	uint64_t buf[T_PAGE_MAX / sizeof(uint64_t)];
 	const volatile uint64_t *w = (const void *)(p + k * PG);
 
 	t_pattern_page(buf, seed, k);
@@ -211,11 +211,12 @@ struct run {
 	int misaligned;
 };
 
+/* A name's "%zu" is the page's size in KiB. */
 static const struct run runs[] = {
 	{ "locked workers, PMD-aligned", 0, 0 },
-	{ "locked workers, 4K-misaligned", 0, 1 },
+	{ "locked workers, %zuK-misaligned", 0, 1 },
 	{ "remote TLB, PMD-aligned", 1, 0 },
-	{ "remote TLB, 4K-misaligned", 1, 1 },
+	{ "remote TLB, %zuK-misaligned", 1, 1 },
 };
 
 static void do_run(const struct run *rn)
@@ -227,6 +228,9 @@ static void do_run(const struct run *rn)
 	long bad_data = -1, bad_flush = 0, move_fail = 0;
 	int nthreads = 0, at;
 	double t0 = t_now();
+	char name[48];
+
+	snprintf(name, sizeof(name), rn->name, PG >> 10);
 
 	memset(ws, 0, sizeof(ws));
 	memset(&rs, 0, sizeof(rs));
@@ -241,7 +245,7 @@ static void do_run(const struct run *rn)
 		nthreads += !pthread_create(&t[0], NULL, remote_writer, &rs);
 		nthreads += !pthread_create(&t[1], NULL, remote_prober, &rs);
 	}
-	tap_ok(nthreads == 2, "%s: threads started", rn->name);
+	tap_ok(nthreads == 2, "%s: threads started", name);
 	usleep(20000);
 
 	for (int i = 0; i < MOVES; i++) {
@@ -265,7 +269,7 @@ static void do_run(const struct run *rn)
 		if (!rn->remote)
 			pthread_rwlock_unlock(&lock);
 		if (p != to) {
-			tap_diag("%s: move %d failed: %s", rn->name, i, strerror(errno));
+			tap_diag("%s: move %d failed: %s", name, i, strerror(errno));
 			move_fail++;
 			break;
 		}
@@ -279,7 +283,7 @@ static void do_run(const struct run *rn)
 				bad_data = check_pattern_page(p, NPAGES - 1);
 			if (bad_data >= 0)
 				tap_diag("%s: after move %d: pattern broken at offset %#lx",
-					 rn->name, i, bad_data);
+					 name, i, bad_data);
 		}
 		usleep(2000);
 	}
@@ -287,11 +291,11 @@ static void do_run(const struct run *rn)
 	for (int k = 0; k < nthreads; k++)
 		pthread_join(t[k], NULL);
 
-	tap_ok(!move_fail, "%s: %d moves of 64M done", rn->name, MOVES);
-	tap_ok(bad_data < 0, "%s: pattern intact after every move (sampled)", rn->name);
+	tap_ok(!move_fail, "%s: %d moves of 64M done", name, MOVES);
+	tap_ok(bad_data < 0, "%s: pattern intact after every move (sampled)", name);
 	if (!t_nodev())
 		tap_ok(bad_flush == 0, "%s: every move reports one TLB flush (%ld did not)",
-		       rn->name, bad_flush);
+		       name, bad_flush);
 	if (!rn->remote) {
 		long ops = 0, bad = 0;
 
@@ -300,31 +304,31 @@ static void do_run(const struct run *rn)
 			bad += ws[w].bad;
 			if (ws[w].bad)
 				tap_diag("%s: worker %d: page %ld: read %#llx, wrote %#llx last",
-					 rn->name, w, ws[w].first_page,
+					 name, w, ws[w].first_page,
 					 (unsigned long long)ws[w].first_got,
 					 (unsigned long long)ws[w].first_want);
 		}
 		tap_ok(bad == 0 && ops > 0,
 		       "%s: workers' words survive the moves (%ld accesses, %ld wrong)",
-		       rn->name, ops, bad);
+		       name, ops, bad);
 	} else {
 		tap_diag("%s: writer %ld rounds; prober %ld probes of an old address, %ld faulted, %ld skipped",
-			 rn->name, rs.writes, rs.probes, rs.faults, rs.skipped);
+			 name, rs.writes, rs.probes, rs.faults, rs.skipped);
 		tap_ok(rs.writer_bad == 0 && rs.writes > 0,
-		       "%s: the writer's own memory is intact", rn->name);
+		       "%s: the writer's own memory is intact", name);
 		if (rs.stale)
-			tap_diag("%s: first stale read after move seq %lu: %#llx", rn->name,
+			tap_diag("%s: first stale read after move seq %lu: %#llx", name,
 				 rs.stale_seq, (unsigned long long)rs.stale_val);
 		tap_ok(rs.stale == 0,
 		       "%s: no read through a stale TLB entry of the old address (%ld)",
-		       rn->name, rs.stale);
+		       name, rs.stale);
 		if (cpu_b >= 0)
 			tap_ok(rs.faults > 0, "%s: the prober did see old addresses fault (%ld)",
-			       rn->name, rs.faults);
+			       name, rs.faults);
 	}
 	tap_ok(check_region(atomic_load(&cur), 1, 1) < 0,
-	       "%s: whole region intact at the end (pattern and workers' words)", rn->name);
-	tap_diag("%s: %.2f s", rn->name, t_now() - t0);
+	       "%s: whole region intact at the end (pattern and workers' words)", name);
+	tap_diag("%s: %.2f s", name, t_now() - t0);
 }
 
 int main(int argc, char **argv)
@@ -363,8 +367,8 @@ int main(int argc, char **argv)
 	for (int w = 0; w < NWORKERS; w++)
 		expect[w] = calloc(NPAGES, sizeof(uint64_t));
 
-	areas[0] = t_pick(REGION, SZ_2M, &a[0]);
-	areas[1] = t_pick(REGION + PG, SZ_2M, &a[1]);
+	areas[0] = t_pick(REGION, PMD_SZ, &a[0]);
+	areas[1] = t_pick(REGION + PG, PMD_SZ, &a[1]);
 	p = areas[0] && areas[1] ?
 	    mmap(areas[0], REGION, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) : MAP_FAILED;

@@ -2,9 +2,9 @@
 /*
  * TLB flushes of FASTREMAP_IOC_REMAP, seen from the tlb:tlb_flush
  * tracepoint: one ioctl against one mremap(2) of an identical twin, for
- * several sizes at PMD-aligned and 4 KiB-misaligned destinations and for
- * 1 GiB at a PUD-aligned one, in a single-threaded process pinned to one
- * CPU. The ioctl must report tlb_flushes == 1, and its tracepoint count
+ * several sizes at PMD-aligned and page-misaligned destinations and for
+ * a PUD (1 GiB) at a PUD-aligned one, in a single-threaded process pinned
+ * to one CPU. The ioctl must report tlb_flushes == 1, and its tracepoint count
  * (which includes the kernel's own unmap of the old range) must stay
  * small (<= 3) whatever the size, while mremap(2) flushes per PMD extent;
  * both counts are reported. What is counted are flush requests: "flush on
@@ -14,7 +14,7 @@
  * reported, not counted. Where the kernel tells mmu notifiers of each
  * flush (6.6+), a second count comes from an mmu notifier the test build
  * registers on this process (count_flushes): the ioctl's at most 3,
- * mremap(2)'s at least one per 2 MiB extent; on arm64, which has no flush
+ * mremap(2)'s at least one per PMD extent; on arm64, which has no flush
  * tracepoint, it is how mremap(2)'s flushes are counted (see
  * tests/lib/tlb.c for the kprobe events). Skips without tracefs. Runs as
  * root inside the test VM with the module loaded.
@@ -31,22 +31,39 @@
 
 static int fd = -1;
 
+/* A case: its length in PMDs (in PUDs if PUD-aligned), its target's alignment. */
+enum { AL_PMD, AL_PAGE, AL_PUD };
+
+static const struct { int n, align; } cases[] = {
+	{ 1, AL_PMD }, { 8, AL_PMD }, { 32, AL_PMD },
+	{ 1, AL_PAGE }, { 8, AL_PAGE }, { 32, AL_PAGE },
+	{ 1, AL_PUD },
+};
+
 struct tcase {
-	const char *name;
+	char name[48];
 	size_t len;
 	size_t src_align, dst_align;
 	size_t touch_step;	/* one touched page per touch_step bytes */
 };
 
-static const struct tcase cases[] = {
-	{ "2M, PMD-aligned", SZ_2M, SZ_2M, SZ_2M, 8 * PG },
-	{ "16M, PMD-aligned", 16 * SZ_1M, SZ_2M, SZ_2M, 8 * PG },
-	{ "64M, PMD-aligned", 64 * SZ_1M, SZ_2M, SZ_2M, 8 * PG },
-	{ "2M, 4K-misaligned", SZ_2M, SZ_2M, SZ_4K, 8 * PG },
-	{ "16M, 4K-misaligned", 16 * SZ_1M, SZ_2M, SZ_4K, 8 * PG },
-	{ "64M, 4K-misaligned", 64 * SZ_1M, SZ_2M, SZ_4K, 8 * PG },
-	{ "1G, PUD-aligned", SZ_1G, SZ_1G, SZ_1G, SZ_2M },
-};
+/* Case k at this kernel's sizes ("2M, PMD-aligned" with 4 KiB pages). */
+static void case_at(size_t k, struct tcase *tc)
+{
+	int pud = cases[k].align == AL_PUD;
+
+	tc->len = cases[k].n * (pud ? PUD_SZ : PMD_SZ);
+	tc->src_align = pud ? PUD_SZ : PMD_SZ;
+	tc->dst_align = pud ? PUD_SZ : cases[k].align == AL_PMD ? PMD_SZ : PG;
+	tc->touch_step = pud ? PMD_SZ : 8 * PG;
+	if (pud)
+		snprintf(tc->name, sizeof(tc->name), "%zuG, PUD-aligned", tc->len >> 30);
+	else if (cases[k].align == AL_PMD)
+		snprintf(tc->name, sizeof(tc->name), "%zuM, PMD-aligned", tc->len >> 20);
+	else
+		snprintf(tc->name, sizeof(tc->name), "%zuM, %zuK-misaligned", tc->len >> 20,
+			 PG >> 10);
+}
 
 struct call {
 	char *src, *dst, *p;
@@ -179,7 +196,7 @@ int main(int argc, char **argv)
 	tap_diag("mmu-notifier flush counts: %s", notifier_on ? "on" : "not on this kernel");
 
 	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
-		const struct tcase *tc = &cases[k];
+		struct tcase tcs, *tc = &tcs;
 		struct t_area sa[2], da[2];
 		struct call c[2];
 		struct t_tlb_counts tc_ioctl, tc_mremap;
@@ -187,10 +204,12 @@ int main(int argc, char **argv)
 		uint64_t s = seed + k;
 		int ret[2];
 
+		case_at(k, tc);
 		memset(c, 0, sizeof(c));
 		for (int x = 0; x < 2; x++) {
 			c[x].src = t_map_aligned(tc->len, tc->src_align, PROT_READ | PROT_WRITE,
-					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &sa[x]);
+					       MAP_PRIVATE | MAP_ANONYMOUS | t_noreserve(tc->len),
+					       -1, 0, &sa[x]);
 			c[x].dst = c[x].src ? t_pick(tc->len, tc->dst_align, &da[x]) : NULL;
 			c[x].len = tc->len;
 			c[x].ioctl_it = x;
@@ -239,7 +258,7 @@ int main(int argc, char **argv)
 		 * (fastremap_remap(3), ROUTING): right only while the kernel
 		 * moves PUD entries whole, one flush each.
 		 */
-		if (tc->dst_align == SZ_1G) {
+		if (cases[k].align == AL_PUD) {
 #ifdef __aarch64__
 			long m = notifier_on && flush_tells_notifiers() ? c[0].notified : -1;
 #else
@@ -284,11 +303,11 @@ int main(int argc, char **argv)
 #endif
 		/*
 		 * The notifier's counts: the ioctl's flush plus the kernel's
-		 * unmap of the old range, against mremap(2)'s flush per 2 MiB
+		 * unmap of the old range, against mremap(2)'s flush per PMD
 		 * extent it moved (per PTE table or PMD entry; one for a PUD).
 		 */
 		if (notifier_on) {
-			long want = tc->dst_align == SZ_1G ? 1 : (long)(tc->len / SZ_2M);
+			long want = cases[k].align == AL_PUD ? 1 : (long)(tc->len / PMD_SZ);
 
 			tap_ok(c[1].notified >= 1 && c[1].notified <= MAX_IOCTL_FLUSHES,
 			       "%s: mmu notifier: the ioctl flushed 1..%d times (%ld)",

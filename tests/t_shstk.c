@@ -116,7 +116,7 @@ struct state {
 	char *maps;
 	int ss_flag;
 	uint64_t pm[NPAGES];
-	char data[NPAGES][PG];
+	char data[NPAGES][SZ_4K];	/* x86-64's pages (shadow stacks are x86 only) */
 };
 
 static struct state before, after;

@@ -66,8 +66,8 @@ static uint64_t seed;
 /* Common helpers                                                          */
 
 /*
- * n slots of len bytes in one reservation: slot i is 2 MiB-aligned, plus a
- * page if bit i of mis is set, with at least 2 MiB between slots.
+ * n slots of len bytes in one reservation: slot i is PMD-aligned, plus a
+ * page if bit i of mis is set, with at least a PMD between slots.
  */
 struct slots {
 	struct t_area a;
@@ -81,11 +81,11 @@ static int slots_init(struct slots *sl, size_t len, int n, unsigned int mis)
 	uintptr_t b;
 
 	memset(sl, 0, sizeof(*sl));
-	if (!t_reserve(n * (len + SZ_2M + PG) + 2 * SZ_2M, &sl->a))
+	if (!t_reserve(n * (len + PMD_SZ + PG) + 2 * PMD_SZ, &sl->a))
 		return -1;
-	b = T_ALIGN_UP((uintptr_t)sl->a.base + PG, SZ_2M);
+	b = T_ALIGN_UP((uintptr_t)sl->a.base + PG, PMD_SZ);
 	for (int i = 0; i < n; i++)
-		sl->s[i] = (char *)b + i * (len + SZ_2M) + ((mis >> i) & 1) * PG;
+		sl->s[i] = (char *)b + i * (len + PMD_SZ) + ((mis >> i) & 1) * PG;
 	sl->len = len;
 	sl->n = n;
 	return 0;
@@ -893,7 +893,7 @@ static void sc_ksm(const char *name, int unused)
 /* ---------------------------------------------------------------------- */
 /* 7. THP and khugepaged                                                   */
 
-#define S7_LEN		(8 * SZ_1M)
+#define S7_LEN		(4 * PMD_SZ)	/* 8 MiB with 4 KiB pages */
 #define S7_NP		(S7_LEN / PG)
 #define KHP		"/sys/kernel/mm/transparent_hugepage/khugepaged/"
 
@@ -953,7 +953,7 @@ static void sc_thp(const char *name, int mis)
 	/* Touch part of it as small pages first, then let khugepaged at it. */
 	madvise(p, S7_LEN, MADV_NOHUGEPAGE);
 	for (size_t k = 0; k < S7_NP; k++)
-		if (k % 512 < 256 && k % 3 == 0) {
+		if (k % PT_ENTRIES < PT_ENTRIES / 2 && k % 3 == 0) {
 			t_pattern_page((uint64_t *)(p + k * PG), seed, k);
 			s7.exp[k] = seed;
 		}
@@ -1030,7 +1030,7 @@ out:
 /* ---------------------------------------------------------------------- */
 /* 8. The zero page and the huge zero page                                 */
 
-#define S8_LEN		(8 * SZ_1M)
+#define S8_LEN		(4 * PMD_SZ)	/* 8 MiB with 4 KiB pages */
 
 static void sc_zero(const char *name, int huge)
 {
@@ -1051,7 +1051,7 @@ static void sc_zero(const char *name, int huge)
 		return;
 	}
 	madvise(p, S8_LEN, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-	for (size_t off = 0; off < S8_LEN; off += huge ? SZ_2M : PG)
+	for (size_t off = 0; off < S8_LEN; off += huge ? PMD_SZ : PG)
 		(void)*(volatile uint64_t *)(p + off);
 	tap_diag("%s: Rss %ld kB after reading (zero pages are not counted)", name,
 		 smaps_field(p, S8_LEN, "Rss"));
@@ -1205,8 +1205,8 @@ static void sc_sigkill(const char *name, int unused)
 /* ---------------------------------------------------------------------- */
 /* 10. FASTREMAP_IOC_MOVE racing fork, madvise, collapse, munmap           */
 
-#define S10_GC		(6 * SZ_1M)	/* the part the batches move in */
-#define S10_CHURN	(2 * SZ_1M)	/* the rest of the VMA: churned */
+#define S10_GC		(3 * PMD_SZ)	/* the part the batches move in (6 MiB) */
+#define S10_CHURN	PMD_SZ		/* the rest of the VMA: churned (2 MiB) */
 #define S10_PAGES	(S10_GC / PG)
 #define S10_BATCHES	150
 
@@ -1266,8 +1266,8 @@ static void *s10_churner(void *arg)
 
 static void sc_move(const char *name, int thp)
 {
-	static uint64_t tags[S10_PAGES], work[S10_PAGES];
-	static uint8_t used[S10_PAGES];
+	static uint64_t *tags, *work;
+	static uint8_t *used;
 	static struct fastremap_move_vec v[128];
 	struct fastremap_move res;
 	struct t_area a;
@@ -1279,8 +1279,17 @@ static void sc_move(const char *name, int thp)
 
 	if (!t_move_supported(fd))
 		return;
+	if (!tags) {
+		tags = calloc(S10_PAGES, sizeof(*tags));
+		work = calloc(S10_PAGES, sizeof(*work));
+		used = calloc(S10_PAGES, 1);
+	}
+	if (!tags || !work || !used) {
+		tap_ok(0, "%s: allocate the model", name);
+		return;
+	}
 
-	s10_heap = t_map_aligned(S10_GC + S10_CHURN, SZ_2M, RW, ANON, -1, 0, &a);
+	s10_heap = t_map_aligned(S10_GC + S10_CHURN, PMD_SZ, RW, ANON, -1, 0, &a);
 	if (!s10_heap) {
 		tap_ok(0, "%s: map the heap", name);
 		return;
@@ -1313,8 +1322,8 @@ static void sc_move(const char *name, int thp)
 		uint32_t n = 0, want = 1 + rnd() % 128, skip_k;
 		int r;
 
-		memcpy(work, tags, sizeof(work));
-		memset(used, 0, sizeof(used));
+		memcpy(work, tags, S10_PAGES * sizeof(*work));
+		memset(used, 0, S10_PAGES);
 		for (int t = 0; n < want && t < 5000; t++) {
 			size_t len = 1 + rnd() % 16, s = rnd() % (S10_PAGES - len);
 			size_t d = rnd() % (S10_PAGES - len);
@@ -1376,20 +1385,21 @@ struct scenario {
 	int arg;
 };
 
+/* A name's "%zu" is the page's size in KiB. */
 static const struct scenario scenarios[] = {
 	{ 1, "fork before moves, PMD-aligned", sc_fork_before, 0 },
-	{ 1, "fork before moves, 4K-misaligned", sc_fork_before, 1 },
+	{ 1, "fork before moves, %zuK-misaligned", sc_fork_before, 1 },
 	{ 2, "fork during moves, PMD-aligned", sc_fork_during, 0 },
-	{ 2, "fork during moves, 4K-misaligned", sc_fork_during, 1 },
+	{ 2, "fork during moves, %zuK-misaligned", sc_fork_during, 1 },
 	{ 3, "madvise/mprotect/munmap race, PMD-aligned", sc_madvise_race, 0 },
-	{ 3, "madvise/mprotect/munmap race, 4K-misaligned", sc_madvise_race, 1 },
+	{ 3, "madvise/mprotect/munmap race, %zuK-misaligned", sc_madvise_race, 1 },
 	{ 4, "mlock2", sc_mlock, 0 },
 	{ 4, "mlock2 ONFAULT", sc_mlock, 1 },
 	{ 4, "mlockall MCL_CURRENT|MCL_FUTURE", sc_mlock, 2 },
 	{ 5, "swap", sc_swap, 0 },
 	{ 6, "KSM", sc_ksm, 0 },
 	{ 7, "THP khugepaged race, PMD-aligned", sc_thp, 0 },
-	{ 7, "THP khugepaged race, 4K-misaligned", sc_thp, 1 },
+	{ 7, "THP khugepaged race, %zuK-misaligned", sc_thp, 1 },
 	{ 8, "zero page", sc_zero, 0 },
 	{ 8, "huge zero page", sc_zero, 1 },
 	{ 9, "SIGKILL mid-move", sc_sigkill, 0 },
@@ -1427,7 +1437,7 @@ int main(int argc, char **argv)
 		return tap_done();
 	for (size_t i = 0; i < rounds * ARRAY_SIZE(scenarios); i++) {
 		const struct scenario *s = &scenarios[i % ARRAY_SIZE(scenarios)];
-		char num[8];
+		char num[8], name[64];
 		double t0;
 		int fail0 = tap_fail, done0 = tap_pass + tap_fail;
 
@@ -1446,18 +1456,19 @@ int main(int argc, char **argv)
 				continue;
 		}
 		t0 = t_now();
-		s->fn(s->name, s->arg);
+		snprintf(name, sizeof(name), s->name, PG >> 10);
+		s->fn(name, s->arg);
 		/* Ran: at least one case passed or failed, not only skips. */
 		if (tap_pass + tap_fail == done0) {
 			skipped++;
 			snprintf(skipped_names + strlen(skipped_names),
 				 sizeof(skipped_names) - strlen(skipped_names), "%s%d %s",
-				 skipped > 1 ? ", " : "", s->num, s->name);
+				 skipped > 1 ? ", " : "", s->num, name);
 		} else {
 			runs++;
 		}
 		failed += tap_fail != fail0;
-		tap_diag("scenario %d (%s): %.2f s%s", s->num, s->name, t_now() - t0,
+		tap_diag("scenario %d (%s): %.2f s%s", s->num, name, t_now() - t0,
 			 tap_pass + tap_fail == done0 ? " (skipped)" : "");
 	}
 	tap_diag("total %.2f s: %d scenarios ran, %d failed, %d skipped%s%s", t_now() - t_all,

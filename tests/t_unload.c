@@ -76,13 +76,13 @@ static void unload_race(void)
 	if (!tap_ok(fd >= 0, "device opens for the race"))
 		return;
 	for (int i = 0; i < WORKERS; i++) {
-		char *base = t_reserve(2 * REGION + SZ_2M, &area[i]);
+		char *base = t_reserve(2 * REGION + PMD_SZ, &area[i]);
 
 		w[i] = (struct worker){ .fd = fd, .id = i, .stop = &stop };
-		w[i].at[0] = (char *)T_ALIGN_UP((uintptr_t)base, SZ_2M);
+		w[i].at[0] = (char *)T_ALIGN_UP((uintptr_t)base, PMD_SZ);
 		w[i].at[1] = w[i].at[0] + REGION;
 		/* Misaligned by a page: the move is PTE by PTE, slow enough to race. */
-		w[i].at[1] += SZ_4K;
+		w[i].at[1] += PG;
 		for (int k = 0; k < 2; k++)
 			mmap(w[i].at[k], REGION, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -119,8 +119,8 @@ static void unload_race(void)
 		bad_errno += w[i].bad_errno;
 		bad_data += w[i].bad_data;
 		/* Wherever each region ended, it is whole and the other place empty. */
-		lost += t_verify_pattern(w[i].at[w[i].cur], REGION, 1000 + i, SZ_4K) >= 0;
-		lost += t_verify_zero(w[i].at[!w[i].cur], REGION, SZ_4K) >= 0;
+		lost += t_verify_pattern(w[i].at[w[i].cur], REGION, 1000 + i, PG) >= 0;
+		lost += t_verify_zero(w[i].at[!w[i].cur], REGION, PG) >= 0;
 		t_release(&area[i]);
 	}
 	tap_ok(r == 0, "unload succeeds after the file was closed under %d moving threads (%ld attempts, %ld refused first)",

@@ -70,23 +70,24 @@ struct fastremap_stats {
 	int used_module;	/* 1: the module answered (success or error); 0: mremap(2) */
 	int reason;		/* enum fastremap_reason, when used_module is 0 */
 	int reason_errno;	/* errno behind reason (open(2)'s, EOPNOTSUPP...), or 0 */
-	uint64_t moved_pud;	/* whole PUD entries (1 GiB) moved */
-	uint64_t moved_pmd;	/* whole PTE tables (2 MiB of PTEs) moved */
+	uint64_t moved_pud;	/* whole PUD entries (1 GiB; 64 GiB at 16 KiB pages) moved */
+	uint64_t moved_pmd;	/* whole PTE tables (2 MiB of PTEs; 32 MiB) moved */
 	uint64_t moved_thp;	/* PMD-mapped transparent huge pages moved whole */
 	uint64_t moved_pte;	/* single PTEs moved */
 	uint64_t tlb_flushes;	/* range TLB flushes the relocation issued */
 	/*
 	 * The library's bound on the extents (at most 2 MiB with 4 KiB
-	 * pages, or a whole 1 GiB PUD entry) mremap(2) would move this call
-	 * in, paying a TLB flush for each; 0 when the call was not a move it
-	 * estimated.
+	 * pages, 32 MiB with 16 KiB, or a whole PUD entry: 1 GiB, 64 GiB)
+	 * mremap(2) would move this call in, paying a TLB flush for each; 0
+	 * when the call was not a move it estimated.
 	 */
 	uint64_t mremap_extents;
 	/*
-	 * arm64's contiguous-PTE blocks (64 KiB of a large folio), counted
-	 * in moved_pte too: moved whole and still contiguous; moved as
-	 * single entries (cut by the range, or a destination not congruent
-	 * modulo 64 KiB). Always 0 on x86-64 and without the module.
+	 * arm64's contiguous-PTE blocks (64 KiB of a large folio; 2 MiB
+	 * with 16 KiB pages), counted in moved_pte too: moved whole and
+	 * still contiguous; moved as single entries (cut by the range, or a
+	 * destination not congruent modulo the block). Always 0 on x86-64
+	 * and without the module.
 	 */
 	uint64_t moved_contpte;
 	uint64_t unfolded_contpte;

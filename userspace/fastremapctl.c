@@ -33,8 +33,14 @@
 #define EXIT_NODEV	3
 
 #define MIB		(1UL << 20)
-#define PMD_SIZE	(2 * MIB)
-#define TEST_SIZE	(8 * MIB)
+#define PMD_SIZE_FILE	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+
+/*
+ * The self-test's geometry, the running kernel's: its page, the span of
+ * a PMD entry, and the size it moves (four PMDs: 8 MiB with 4 KiB pages,
+ * 128 MiB with 16 KiB pages).
+ */
+static size_t page_size, pmd_size, test_size;
 
 static const char *prog = "fastremapctl";
 
@@ -49,8 +55,9 @@ static void usage(FILE *f)
 		"              features and ioctls, the kernel, and the internal kernel\n"
 		"              symbols the module resolved\n"
 		"  selftest [--require-module]\n"
-		"              map 8 MiB, move it with libfastremap to a PMD-aligned and\n"
-		"              to a misaligned destination, grow it, compact a heap with\n"
+		"              map four PMDs (8 MiB with 4 KiB pages), move them with\n"
+		"              libfastremap to a PMD-aligned and to a misaligned\n"
+		"              destination, grow them, compact a heap with\n"
 		"              one batched move, check every byte;\n"
 		"              passes through the mremap(2) fallback without the module\n"
 		"              unless --require-module is given\n"
@@ -315,10 +322,9 @@ static long check_pattern(const char *p, size_t len)
 static int is_unmapped(const void *p, size_t len)
 {
 	unsigned char vec[1];
-	long page = sysconf(_SC_PAGESIZE);
 
-	for (size_t off = 0; off < len; off += (size_t)page)
-		if (mincore((char *)p + off, (size_t)page, vec) == 0 ||
+	for (size_t off = 0; off < len; off += page_size)
+		if (mincore((char *)p + off, page_size, vec) == 0 ||
 		    errno != ENOMEM)
 			return 0;
 	return 1;
@@ -406,7 +412,7 @@ static int batch_step(struct step_result *sr)
 {
 	struct fastremap_move_stats st = { .size = sizeof(st) };
 	struct fastremap_move_range mv[32];
-	size_t pg = 4096;
+	size_t pg = page_size;
 	char *h = mmap(NULL, 64 * pg, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	long r;
@@ -451,6 +457,29 @@ static int batch_step(struct step_result *sr)
 	return 0;
 }
 
+/*
+ * The running kernel's page size, and the span of its PMD entries: what
+ * the kernel says (hpage_pmd_size, where it has transparent huge pages),
+ * else a page table's worth of pages (a page of 8-byte entries).
+ */
+static void geometry(void)
+{
+	unsigned long long v = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f = fopen(PMD_SIZE_FILE, "re");
+
+	page_size = (size_t)page;	/* never fails on Linux */
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	if (v <= page_size || (v & (v - 1)))
+		v = page_size * (page_size / 8);
+	pmd_size = (size_t)v;
+	test_size = 4 * pmd_size;
+}
+
 static int cmd_selftest(int argc, char **argv)
 {
 	struct step_result sr = { 0, 0, 0, 0 };
@@ -465,53 +494,55 @@ static int cmd_selftest(int argc, char **argv)
 			return usage_error("selftest: unknown option '%s'", argv[k]);
 	}
 
-	src = reserve(TEST_SIZE, PMD_SIZE);
-	resv_a = reserve(TEST_SIZE, PMD_SIZE);
-	resv_b = reserve(2 * TEST_SIZE + PMD_SIZE, PMD_SIZE);
+	geometry();
+	printf("ok    page %zu KiB, PMD %zu MiB\n", page_size >> 10, pmd_size / MIB);
+	src = reserve(test_size, pmd_size);
+	resv_a = reserve(test_size, pmd_size);
+	resv_b = reserve(2 * test_size + pmd_size, pmd_size);
 	if (!src || !resv_a || !resv_b ||
-	    mmap(src, TEST_SIZE, PROT_READ | PROT_WRITE,
+	    mmap(src, test_size, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-		printf("FAIL  map %lu MiB: %s\n", TEST_SIZE / MIB, strerror(errno));
+		printf("FAIL  map %zu MiB: %s\n", test_size / MIB, strerror(errno));
 		return EXIT_FAIL;
 	}
-	for (size_t k = 0; k < TEST_SIZE / 8; k++)
+	for (size_t k = 0; k < test_size / 8; k++)
 		((uint64_t *)src)[k] = pattern(k);
-	printf("ok    map %lu MiB at %p (PMD-aligned) and fill it with a pattern\n",
-	       TEST_SIZE / MIB, (void *)src);
+	printf("ok    map %zu MiB at %p (PMD-aligned) and fill it with a pattern\n",
+	       test_size / MIB, (void *)src);
 
-	a = step(&sr, "move to a PMD-aligned destination", src, TEST_SIZE,
-		 TEST_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED, resv_a);
-	if (!a || !verify("PMD-aligned destination", a, TEST_SIZE, src, TEST_SIZE))
+	a = step(&sr, "move to a PMD-aligned destination", src, test_size,
+		 test_size, MREMAP_MAYMOVE | MREMAP_FIXED, resv_a);
+	if (!a || !verify("PMD-aligned destination", a, test_size, src, test_size))
 		goto out;
-	b = step(&sr, "move to a misaligned destination (+4 KiB)", a, TEST_SIZE,
-		 TEST_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED, resv_b + 4096);
-	if (!b || !verify("misaligned destination", b, TEST_SIZE, a, TEST_SIZE))
+	b = step(&sr, "move to a misaligned destination (+1 page)", a, test_size,
+		 test_size, MREMAP_MAYMOVE | MREMAP_FIXED, resv_b + page_size);
+	if (!b || !verify("misaligned destination", b, test_size, a, test_size))
 		goto out;
 	/* The reservation's rest follows b, so the growth has to move. */
-	c = step(&sr, "grow 8 MiB to 16 MiB (MREMAP_MAYMOVE)", b, TEST_SIZE,
-		 2 * TEST_SIZE, MREMAP_MAYMOVE, NULL);
-	if (!c || !verify("grown mapping", c, TEST_SIZE, c == b ? NULL : b,
-			  TEST_SIZE))
+	c = step(&sr, "grow it to twice its size (MREMAP_MAYMOVE)", b, test_size,
+		 2 * test_size, MREMAP_MAYMOVE, NULL);
+	if (!c || !verify("grown mapping", c, test_size, c == b ? NULL : b,
+			  test_size))
 		goto out;
 	bad = -1;
-	for (size_t k = TEST_SIZE / 8; k < 2 * TEST_SIZE / 8; k++)
+	for (size_t k = test_size / 8; k < 2 * test_size / 8; k++)
 		if (((uint64_t *)c)[k]) {
 			bad = (long)k;
 			break;
 		}
 	if (bad >= 0) {
-		printf("FAIL  grown mapping: the new 8 MiB are not zero (word %ld)\n",
-		       bad);
+		printf("FAIL  grown mapping: the new %zu MiB are not zero (word %ld)\n",
+		       test_size / MIB, bad);
 		goto out;
 	}
-	printf("ok    grown mapping: the new 8 MiB read as zero\n");
-	munmap(c, 2 * TEST_SIZE);
+	printf("ok    grown mapping: the new %zu MiB read as zero\n", test_size / MIB);
+	munmap(c, 2 * test_size);
 	if (batch_step(&sr))
 		goto out;
 	ok = 1;
 out:
-	munmap(resv_a, TEST_SIZE);
-	munmap(resv_b, 2 * TEST_SIZE + PMD_SIZE);
+	munmap(resv_a, test_size);
+	munmap(resv_b, 2 * test_size + pmd_size);
 	if (!ok) {
 		printf("selftest FAILED\n");
 		return EXIT_FAIL;

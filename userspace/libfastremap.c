@@ -1352,12 +1352,13 @@ static int fr_spans_disjoint(struct fr_span *a, size_t n)
 static long fr_move_check(const struct fastremap_move_range *v, size_t n)
 {
 	uint64_t top = (uint64_t)1 << 56;	/* the most any x86-64 task has */
+	uint64_t pg = fr_page_size();
 	struct fr_span *s;
 	size_t bytes;
 	long r, ok;
 
 	for (size_t k = 0; k < n; k++) {
-		if (!v[k].len || ((v[k].src | v[k].dst | v[k].len) & 4095))
+		if (!v[k].len || ((v[k].src | v[k].dst | v[k].len) & (pg - 1)))
 			return -EINVAL;
 		if (v[k].len > top || v[k].src > top - v[k].len ||
 		    v[k].dst > top - v[k].len)
@@ -1394,17 +1395,17 @@ static long fr_move_scan(int pm, const struct fastremap_move_range *m,
 			 unsigned int flags, uint64_t *ok_bytes)
 {
 	uint64_t s[FR_PM_BATCH], d[FR_PM_BATCH];
-	uint64_t pages = m->len / 4096, at = 0;
+	uint64_t pg = fr_page_size(), pages = m->len / pg, at = 0;
 
 	while (at < pages) {
 		uint64_t n = pages - at < FR_PM_BATCH ? pages - at : FR_PM_BATCH;
-		long rs = FR_SYS(SYS_pread64, pm, s, n * 8, (m->src / 4096 + at) * 8, 0, 0);
-		long rd = FR_SYS(SYS_pread64, pm, d, n * 8, (m->dst / 4096 + at) * 8, 0, 0);
+		long rs = FR_SYS(SYS_pread64, pm, s, n * 8, (m->src / pg + at) * 8, 0, 0);
+		long rd = FR_SYS(SYS_pread64, pm, d, n * 8, (m->dst / pg + at) * 8, 0, 0);
 
 		if (rs != (long)(n * 8) || rd != (long)(n * 8))
 			return rs < 0 ? rs : rd < 0 ? rd : -EFAULT;
 		for (uint64_t i = 0; i < n; i++, at++) {
-			*ok_bytes = at * 4096;
+			*ok_bytes = at * pg;
 			if (d[i] & (FR_PM_PRESENT | FR_PM_SWAP))
 				return -EEXIST;
 			if (!(flags & FASTREMAP_MOVE_HOLES) &&

@@ -24,8 +24,10 @@ files="mm/internal.h mm/vma.h mm/swap.h include/linux/mm.h include/linux/rmap.h 
 # The source files, extracted once per kernel into the cache (the package
 # is fetched once with apt-get download inside the suite's root; Debian
 # 12's comes from scripts/deps.sh).
-# (arm64's kernel of a suite is the amd64 one's source: one cache for both.)
-src="$FR_CACHE/kernel-decls/${kver%-arm64}"
+# (arm64's kernel of a suite, of either page size, is the amd64 one's
+# source: one cache for all.)
+k=${kver%-16k}
+src="$FR_CACHE/kernel-decls/${k%-arm64}"
 [ "$src" = "$FR_CACHE/kernel-decls/$kver" ] || src="$src-amd64"
 # .done names the files extracted: a longer list extracts again.
 if [ "$(cat "$src/.done" 2>/dev/null)" != "$files" ]; then

@@ -275,9 +275,19 @@ fr_from_source() { fr_is_debug "$1" || [ "$1" = "$FR_LTS_SUITE" ]; }
 # fr_no_lane SUITE: why SUITE has no kernel on this architecture (prints
 # the reason, true), or nothing (false).
 fr_no_lane() {
-	fr_is_arm64 && [ "$1" = "$FR_LTS_SUITE" ] &&
+	if fr_is_arm64 && [ "$1" = "$FR_LTS_SUITE" ]; then
 		echo "$1 is an x86-64 kernel built from source: no arm64 lane"
+	elif ! fr_is_arm64 && fr_is_16k "$1"; then
+		echo "$1 is an arm64 kernel with 16 KiB pages: arm64 lane only"
+	else
+		return 1
+	fi
 }
+
+# The arm64 lane's 16 KiB-page suites: SUITE-16k (trixie-16k, sid-16k)
+# boots Debian's arm64-16k flavour of SUITE's kernel (prepare-kernels.sh
+# fetches it into fr_arm64_dir SUITE-16k) and builds in SUITE's build root.
+fr_is_16k() { case $1 in *-16k) true ;; *) false ;; esac; }
 
 # fr_fetch_orig SERIES DIR: the upstream tarball (linux_X.Y.Z.orig.tar.xz)
 # of the newest SERIES.Z in trixie-backports' linux source package, into
@@ -312,6 +322,7 @@ fr_root() {
 	bookworm) if fr_is_arm64; then fr_chroot_dir bookworm; else echo /; fi ;;
 	"$FR_DEBUG_SUITE") fr_debug_root ;;
 	"$FR_LTS_SUITE") printf '%s/root\n' "$(fr_lts_dir)" ;;
+	*-16k) fr_chroot_dir "${1%-16k}" ;;
 	*) fr_chroot_dir "$1" ;;
 	esac
 }
@@ -342,7 +353,7 @@ fr_in_root() {
 		"$@"
 		return
 	fi
-	r=$(fr_chroot_dir "$suite")
+	r=$(fr_root "$suite")
 	# arm64: the suite's unpacked arm64 headers appear at the path their
 	# Makefile names (7.x checks it), in this private namespace only.
 	local h= k

@@ -119,7 +119,9 @@ void *t_remap(int fd, void *old, size_t old_size,
 
 uint64_t t_max_flushes(size_t len)
 {
-	return len <= (1UL << 30) ? 1 : (len + (1UL << 30) - 1) >> 30;
+	size_t pass = PG << 18;
+
+	return len <= pass ? 1 : (len + pass - 1) / pass;
 }
 
 int t_counted(const struct fastremap_remap *r)

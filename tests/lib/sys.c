@@ -84,6 +84,13 @@ long t_proc_field(const char *path, const char *key)
 	return -1;
 }
 
+int t_noreserve(size_t len)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+
+	return pages > 0 && len / PG > (size_t)pages ? MAP_NORESERVE : 0;
+}
+
 /*
  * Committed_AS to the page: the kernel keeps it as a per-CPU counter whose
  * pending deltas (up to an eighth of memory per CPU under the default
@@ -148,7 +155,7 @@ const char *t_swap_setup(void)
 	char b[32], path[64];
 	int idx = 0, f;
 	long pages;
-	static uint32_t hdr[PG / 4];
+	static uint32_t hdr[T_PAGE_MAX / 4];
 
 	if (t_proc_field("/proc/meminfo", "SwapTotal") > 0)
 		return "";
@@ -173,11 +180,11 @@ const char *t_swap_setup(void)
 	}
 	/* A swap header: version 1, last_page, no bad pages, SWAPSPACE2. */
 	pages = 268435456 / PG;
-	memset(hdr, 0, sizeof(hdr));
+	memset(hdr, 0, PG);
 	hdr[1024 / 4] = 1;
 	hdr[1024 / 4 + 1] = pages - 1;
 	memcpy((char *)hdr + PG - 10, "SWAPSPACE2", 10);
-	if (pwrite(f, hdr, PG, 0) != PG || fsync(f)) {
+	if (pwrite(f, hdr, PG, 0) != (ssize_t)PG || fsync(f)) {
 		close(f);
 		t_swap_dev[0] = 0;
 		return "cannot write the swap header";

@@ -8,8 +8,9 @@
  * counter; FASTREMAP_IOC_MOVE with a model of the moved heap and a checker
  * of it; UFFDIO_MOVE's definitions.
  *
- * 4 KiB pages, 2 MiB PMDs, 1 GiB PUDs (x86-64 and arm64 as Debian builds
- * them). Not thread-safe except where a function says otherwise.
+ * Page, PMD and PUD sizes are the running kernel's, read before main()
+ * (x86-64: 4 KiB pages; arm64: 4 KiB or 16 KiB, as Debian builds it). Not
+ * thread-safe except where a function says otherwise.
  */
 #ifndef T_LIB_H
 #define T_LIB_H
@@ -93,16 +94,50 @@ int tap_done(void);
 #define MADV_COLLAPSE		25
 #endif
 
-#define PG		4096UL
+/*
+ * The running kernel's page-table geometry, set by the library before
+ * main() runs (geom.c): the base page (sysconf(_SC_PAGESIZE)); what one
+ * PMD entry maps (transparent_hugepage/hpage_pmd_size, else a page table's
+ * span); what one PUD entry maps; the entries of one page table; arm64's
+ * contiguous-PTE block (CONT_PTE_SIZE: 64 KiB with 4 KiB pages, 2 MiB
+ * with 16 KiB ones; 0 on x86-64). 4 KiB, 2 MiB, 1 GiB and 512 on x86-64.
+ * Not constants: no static initialiser, array size or case label may use
+ * them.
+ */
+extern size_t t_page_size, t_pmd_size, t_pud_size, t_table_entries;
+extern size_t t_cont_size;
+
+/*
+ * The smallest and the largest base page a kernel of the tests'
+ * architectures may have: static arrays of pages are sized by the first,
+ * of a page's bytes by the second.
+ */
+#define T_PAGE_MIN	(4UL << 10)
+#define T_PAGE_MAX	(64UL << 10)
+
+#define PG		t_page_size
+#define PMD_SZ		t_pmd_size
+#define PUD_SZ		t_pud_size
+#define PT_ENTRIES	t_table_entries
+#define CONT_SZ		t_cont_size
+#define PAGE_WORDS	(PG / sizeof(uint64_t))
+
+/*
+ * A size or an offset written for 4 KiB pages (2 MiB PMDs, 1 GiB PUDs),
+ * at this kernel's geometry: its whole PUDs, then whole PMDs, then whole
+ * pages, then bytes become as many of this kernel's. The same value with
+ * 4 KiB pages; with 16 KiB ones 1 GiB becomes 64 GiB (a PUD), 4 MiB 64 MiB
+ * (two PMDs), 1 MiB 4 MiB (256 pages), 8 KiB + 8 32 KiB + 8.
+ */
+size_t t_geo(size_t v4k);
+
+/* Plain amounts of memory (not a page or a table's span). */
 #define SZ_4K		(4UL << 10)
 #define SZ_8K		(8UL << 10)
 #define SZ_1M		(1UL << 20)
 #define SZ_2M		(2UL << 20)
 #define SZ_4M		(4UL << 20)
 #define SZ_1G		(1UL << 30)
-#define PMD_SZ		SZ_2M
-#define PUD_SZ		SZ_1G
-#define PAGE_WORDS	(PG / sizeof(uint64_t))
 
 /*
  * The end of the user address space, as mremap(2) checks it: x86-64's
@@ -172,7 +207,7 @@ void *t_remap(int fd, void *old, size_t old_size,
 
 /*
  * The most TLB flushes the module may issue for a move of len bytes: one
- * per pass, and a pass covers at least 1 GiB (pgmove.c's FR_PASS_BUDGET:
+ * per pass, and a pass covers at least 2^18 pages (pgmove.c's FR_PASS_BUDGET:
  * 2^18 PTEs, or as many whole entries).
  */
 uint64_t t_max_flushes(size_t len);
@@ -503,6 +538,14 @@ int t_tlb_trace_count(void (*fn)(void *), void *arg,
 
 /* A "Key: N" field of a /proc file, read without allocating; -1 if absent. */
 long t_proc_field(const char *path, const char *key);
+
+/*
+ * MAP_NORESERVE for a private writable mapping of len bytes larger than
+ * the machine's memory, which the default overcommit heuristic refuses
+ * (PUD-sized moves: 64 GiB with 16 KiB pages); else 0, the mapping
+ * accounted as the tests' others are.
+ */
+int t_noreserve(size_t len);
 
 /* Whether the running kernel is maj.min or later; unknown if it cannot tell. */
 int t_kernel_since(int maj, int min, int unknown);
