@@ -215,8 +215,8 @@ make_arm64() {
 	fi
 	# Debian's arm64-16k flavour of the same kernel (16 KiB pages), where
 	# the suite has one: its headers only, in the build root beside the
-	# amd64 headers whose common half they share, so that
-	# check-pagesize.sh can show the module refusing to build there. Not
+	# amd64 headers whose common half they share, for check-pagesize.sh's
+	# build of the module against them in every arm64 lane. Not
 	# under /lib/modules, where DKMS would take it for a kernel to build for.
 	k="$abi-arm64-16k"
 	if [ ! -f "${root%/}/usr/src/linux-headers-$k/.config" ] &&

@@ -130,16 +130,17 @@ struct fastremap_remap {
 	__u64 old_size;
 	__u64 new_size;
 	__u64 new_addr;
-	__u64 moved_pud;	/* whole PUD entries (1 GiB of PMDs) moved */
-	__u64 moved_pmd;	/* whole PTE tables (2 MiB of PTEs) moved */
+	__u64 moved_pud;	/* whole PUD entries (tables of PMDs) moved */
+	__u64 moved_pmd;	/* whole PTE tables moved */
 	__u64 moved_thp;	/* PMD-mapped huge pages moved whole */
 	__u64 moved_pte;	/* single PTEs moved */
 	__u64 tlb_flushes;	/* range TLB flushes the relocation issued */
 	/*
-	 * arm64's contiguous-PTE blocks (64 KiB of a large folio), counted
-	 * in moved_pte too: moved whole and still contiguous at new_addr;
+	 * arm64's contiguous-PTE blocks (64 KiB of a large folio with 4 KiB
+	 * pages, 2 MiB with 16 KiB), counted in moved_pte too: moved whole
+	 * and still contiguous at new_addr;
 	 * or moved as single entries, because the range cuts the block or
-	 * new_addr is not congruent with old_addr modulo 64 KiB. Always 0
+	 * new_addr is not congruent with old_addr modulo the block. Always 0
 	 * on x86-64.
 	 */
 	__u64 moved_contpte;
