@@ -24,8 +24,10 @@ FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 # The kernels make check-reach adds (tests/harness/lane-reach.sh): bullseye
 # is Debian 11's 5.10, the oldest supported kernel (no folios: no
 # FASTREMAP_IOC_MOVE there); trixie-bpo and experimental are 7.3 (below);
-# lts618 the upstream 6.18 LTS, built here from source (x86-64 only).
-FR_REACH_SUITES="bullseye trixie-bpo experimental lts618"
+# lts618 the upstream 6.18 LTS, built here from source (x86-64 only);
+# trixie-16k and sid-16k Debian's arm64-16k kernels of trixie and sid
+# (16 KiB pages; arm64 only).
+FR_REACH_SUITES="bullseye trixie-bpo experimental lts618 trixie-16k sid-16k"
 
 # Suites whose kernel comes from another pocket of the archive than their
 # release's own: a chroot of RELEASE with POCKET added, the kernel's

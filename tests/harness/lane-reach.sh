@@ -5,8 +5,9 @@
 # (FR_REACH_SUITES, common.sh): Debian 11's 5.10 (bullseye), Debian 13
 # with trixie-backports' 7.3 (trixie-bpo, built with gcc-14) and unstable
 # with experimental's 7.3 release candidate (experimental, gcc-16), x86-64
-# and arm64, and the upstream 6.18 LTS (lts618, x86-64 only; the arm64
-# lane says so and skips it). Each Debian suite's kernel, headers and gcc
+# and arm64, the upstream 6.18 LTS (lts618, x86-64 only; the arm64
+# lane says so and skips it) and Debian's arm64-16k kernels of trixie and
+# sid (trixie-16k, sid-16k: arm64 only). Each Debian suite's kernel, headers and gcc
 # come from a chroot of its own (scripts/prepare-kernels.sh; a few minutes
 # each, once); lts618's kernel is built on this host from trixie-backports'
 # upstream tarball (scripts/build-debug-kernel.sh lts618; 12-20 minutes
