@@ -33,7 +33,6 @@
 #define EXIT_NODEV	3
 
 #define MIB		(1UL << 20)
-#define PMD_SIZE_FILE	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
 
 /*
  * The self-test's geometry, the running kernel's: its page, the span of
@@ -458,25 +457,13 @@ static int batch_step(struct step_result *sr)
 }
 
 /*
- * The running kernel's page size, and the span of its PMD entries: what
- * the kernel says (hpage_pmd_size, where it has transparent huge pages),
- * else a page table's worth of pages (a page of 8-byte entries).
+ * The running kernel's page size, and the span of its PMD entries: a page
+ * table holds a page of 8-byte entries, as libfastremap reckons it.
  */
 static void geometry(void)
 {
-	unsigned long long v = 0;
-	long page = sysconf(_SC_PAGESIZE);
-	FILE *f = fopen(PMD_SIZE_FILE, "re");
-
-	page_size = (size_t)page;	/* never fails on Linux */
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	if (v <= page_size || (v & (v - 1)))
-		v = page_size * (page_size / 8);
-	pmd_size = (size_t)v;
+	page_size = (size_t)sysconf(_SC_PAGESIZE);	/* never fails on Linux */
+	pmd_size = page_size / 8 * page_size;
 	test_size = 4 * pmd_size;
 }
 
