@@ -52,6 +52,7 @@
  * scenario; tests/harness/run.sh), every check of the module unchanged.
  *
  * Usage: t_remap_latency [GiB] [--no-mremap]
+ * (GiB: the size of the move; by default 128 scaled by GEOM)
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -66,7 +67,18 @@
 #define MOVE_PASS	"/sys/module/fastremap/parameters/move_pass_pages"
 #define CHUNK		PMD_SZ
 
-static size_t len = 128 * SZ_1G;
+/*
+ * Sizes are given for 4 KiB pages and scaled by the page size (GEOM), so
+ * that a move visits as many PTE slots, and a batch moves as many pages, on
+ * every page size: the unbounded controls then hold the locks as long as
+ * on 4 KiB pages. A batch's pages are MOVE_STEP apart (a PMD on 4 KiB
+ * pages; with one page per 32 MiB PMD, 16 KiB pages gave the batch a
+ * quarter of the pages, and its control no wait worth measuring).
+ */
+#define GEOM		(PG / 4096)
+#define MOVE_STEP	(SZ_2M * GEOM)
+
+static size_t len;
 static int fd = -1;
 
 /* Shared between the mover and the probe process. */
@@ -340,7 +352,7 @@ static void run_move(int use_module, struct result *res)
 	src = heap + PMD_SZ;
 	dst = src + mlen;
 	*(volatile char *)heap = 1;
-	for (size_t off = 0; off < mlen; off += CHUNK)
+	for (size_t off = 0; off < mlen; off += MOVE_STEP)
 		*(volatile uint64_t *)(src + off) = off ^ 0xfeed;
 	pid = fork();
 	if (pid == 0) {
@@ -354,7 +366,7 @@ static void run_move(int use_module, struct result *res)
 	 * fork(2) left every page shared until written: each written again
 	 * is this process's alone (the child has unmapped its copies).
 	 */
-	for (size_t off = 0; off < mlen; off += CHUNK)
+	for (size_t off = 0; off < mlen; off += MOVE_STEP)
 		*(volatile uint64_t *)(src + off) = off ^ 0xfeed;
 	window_begin(pr, &wt);
 	v = (struct fastremap_move_vec){ (uintptr_t)src, (uintptr_t)dst, mlen };
@@ -369,7 +381,7 @@ static void run_move(int use_module, struct result *res)
 	if (!res->ok)
 		tap_diag("  the batch: %s, done %llu, %llu PTEs", r ? strerror(errno) : "ok",
 			 (unsigned long long)mres.done, (unsigned long long)mres.moved_pte);
-	for (size_t off = 0; res->ok && off < mlen; off += CHUNK)
+	for (size_t off = 0; res->ok && off < mlen; off += MOVE_STEP)
 		res->ok = *(volatile uint64_t *)(dst + off) == (off ^ 0xfeed);
 	t_release(&ha);
 unmap:
@@ -422,6 +434,7 @@ int main(int argc, char **argv)
 	char was[8] = "0";
 	int with_mremap = 1;
 
+	len = 128 * SZ_1G * GEOM;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--no-mremap"))
 			with_mremap = 0;
