@@ -25,9 +25,9 @@ FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 # is Debian 11's 5.10, the oldest supported kernel (no folios: no
 # FASTREMAP_IOC_MOVE there); trixie-bpo and experimental are 7.3 (below);
 # lts618 the upstream 6.18 LTS, built here from source (x86-64 only);
-# trixie-16k Debian's arm64-16k kernel of trixie (sid-16k runs alone:
-# t_remap_latency's MOVE control fails there; 16 KiB pages, arm64 only).
-FR_REACH_SUITES="bullseye trixie-bpo experimental lts618 trixie-16k"
+# trixie-16k and sid-16k Debian's arm64-16k kernels (16 KiB pages, arm64
+# only).
+FR_REACH_SUITES="bullseye trixie-bpo experimental lts618 trixie-16k sid-16k"
 
 # Suites whose kernel comes from another pocket of the archive than their
 # release's own: a chroot of RELEASE with POCKET added, the kernel's

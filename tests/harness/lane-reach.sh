@@ -7,7 +7,7 @@
 # with experimental's 7.3 release candidate (experimental, gcc-16), x86-64
 # and arm64, the upstream 6.18 LTS (lts618, x86-64 only; the arm64
 # lane says so and skips it) and Debian's arm64-16k kernels of trixie and
-# sid (trixie-16k; sid-16k not yet: arm64 only). Each Debian suite's kernel, headers and gcc
+# sid (trixie-16k, sid-16k: arm64 only). Each Debian suite's kernel, headers and gcc
 # come from a chroot of its own (scripts/prepare-kernels.sh; a few minutes
 # each, once); lts618's kernel is built on this host from trixie-backports'
 # upstream tarball (scripts/build-debug-kernel.sh lts618; 12-20 minutes
