@@ -360,7 +360,7 @@ static void test_bad_input(void)
 		before = i;
 		tap_errno(ioctl(fd, FASTREMAP_IOC_INFO, &i), bad_cases[k].want,
 			  "INFO: %s -> %s", bad_cases[k].name,
-			  strerrorname_np(bad_cases[k].want));
+			  t_errname(bad_cases[k].want));
 		tap_ok(!memcmp(&i, &before, sizeof(i)),
 		       "INFO: %s leaves the caller's struct untouched",
 		       bad_cases[k].name);

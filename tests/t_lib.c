@@ -990,12 +990,12 @@ static void run_case(const struct tcase *c)
 	tap_diag("%s: mremap(2) %s; fastremap() %s; fastremap_remap() %s via %s "
 		 "(%s%s%s) pud %llu pmd %llu thp %llu pte %llu flushes %llu "
 		 "mremap extents %llu",
-		 c->name, B.ok ? "ok" : strerrorname_np(B.err),
-		 A.ok ? "ok" : strerrorname_np(A.err),
-		 C.ok ? "ok" : strerrorname_np(C.err),
+		 c->name, B.ok ? "ok" : t_errname(B.err),
+		 A.ok ? "ok" : t_errname(A.err),
+		 C.ok ? "ok" : t_errname(C.err),
 		 st.used_module ? "module" : "mremap(2)",
 		 reason_name(st.reason), st.reason_errno ? " " : "",
-		 st.reason_errno ? strerrorname_np(st.reason_errno) : "",
+		 st.reason_errno ? t_errname(st.reason_errno) : "",
 		 (unsigned long long)st.moved_pud, (unsigned long long)st.moved_pmd,
 		 (unsigned long long)st.moved_thp, (unsigned long long)st.moved_pte,
 		 (unsigned long long)st.tlb_flushes,
@@ -1041,8 +1041,8 @@ static void run_case(const struct tcase *c)
 		sig_take(&D.after, D.arena, ARENA);
 		tap_ok(r == -B.err && sig_eq(&D.before, &D.after),
 		       "%s: the module alone (NO_FALLBACK) fails with %s and changes "
-		       "nothing (got %s)", c->name, strerrorname_np(B.err),
-		       r ? strerrorname_np((int)-r) : "0");
+		       "nothing (got %s)", c->name, t_errname(B.err),
+		       r ? t_errname((int)-r) : "0");
 		cleanup(&D);
 	}
 	want = c->expect;
@@ -1091,7 +1091,7 @@ static void test_info(void)
 		int want = fallback_reason == FASTREMAP_REASON_NO_DEVICE ? -ENODEV : -EACCES;
 
 		tap_ok(r == want, "fastremap_info() without a usable device: %s (got %s)",
-		       strerrorname_np(-want), r ? strerrorname_np(-r) : "0");
+		       t_errname(-want), r ? t_errname(-r) : "0");
 	} else {
 		tap_ok(r == 0, "fastremap_info() succeeds (%s)", r ? strerror(-r) : "-");
 		tap_ok(ai.abi_version == 1 && ai.library_abi == 1 && ai.remap_usable,
@@ -1379,7 +1379,7 @@ static void test_fallback_control(void)
 
 		tap_ok(r == want && !st.used_module && st.reason == fallback_reason,
 		       "NO_FALLBACK without a usable device -> %s (got %ld, %s)",
-		       strerrorname_np(-want), r, reason_name(st.reason));
+		       t_errname(-want), r, reason_name(st.reason));
 		tap_ok(bad_words(src, 4 * MIB) == 0,
 		       "NO_FALLBACK: the source was left alone");
 	}
@@ -1837,7 +1837,7 @@ static void test_sandbox(void)
 		rc = run_child(sandbox_child);
 		tap_ok(rc == 0, "seccomp after the first call, %s -> %s: FIXED moves "
 		       "still right, %s, and in a forked child (exit %d)", cases[k].name,
-		       cases[k].err ? strerrorname_np(cases[k].err) : "0 without running",
+		       cases[k].err ? t_errname(cases[k].err) : "0 without running",
 		       !module_world ? "through mremap(2)" : sandbox_module ?
 		       "through the module" : sandbox_nr == SYS_ioctl ?
 		       "through mremap(2), reason IOCTL_ERROR" :

@@ -139,7 +139,7 @@ int main(void)
 		return tap_done();
 	r = unload();
 	tap_ok(refused(r), "unload refused while a file is open (%s)",
-	       r ? strerrorname_np(errno) : "succeeded");
+	       r ? t_errname(errno) : "succeeded");
 	tap_ok(access("/sys/module/fastremap", F_OK) == 0,
 	       "module still loaded after the refused unload");
 	close(fd);
@@ -157,7 +157,7 @@ int main(void)
 	}
 	r = syscall(SYS_finit_module, fd, "", 0);
 	close(fd);
-	tap_ok(r == 0, "module loads again (%s)", r ? strerrorname_np(errno) : "0");
+	tap_ok(r == 0, "module loads again (%s)", r ? t_errname(errno) : "0");
 	fd = open(FASTREMAP_DEVICE, O_RDWR | O_CLOEXEC);
 	{
 		struct fastremap_info i;
@@ -167,7 +167,7 @@ int main(void)
 	if (fd >= 0)
 		close(fd);
 	r = unload();
-	tap_ok(r == 0, "and unloads again (%s)", r ? strerrorname_np(errno) : "0");
+	tap_ok(r == 0, "and unloads again (%s)", r ? t_errname(errno) : "0");
 	tap_ok(access("/sys/module/fastremap", F_OK) != 0 &&
 	       access(FASTREMAP_DEVICE, F_OK) != 0,
 	       "module and device node are gone");

@@ -183,7 +183,9 @@ for suite in $suites; do
 		ok "$([ "$st" = 'install ok installed' ] && echo 1)" "$suite: $p is installed ($st)"
 	done
 	in_root "$suite" dkms status >"$work/$suite/dkms-status" 2>&1
-	ok "$(grep -q "^fastremap/$ver, $k, [^:]*: installed" "$work/$suite/dkms-status" && echo 1)" \
+	# DKMS 3 prints "fastremap/0.1.0, KVER, ARCH: installed"; Debian 11's
+	# DKMS 2.8 "fastremap, 0.1.0, KVER, ARCH: installed".
+	ok "$(grep -Eq "^fastremap(/|, )$ver, $k, [^:]*: installed" "$work/$suite/dkms-status" && echo 1)" \
 		"$suite: dkms status: fastremap/$ver installed for $k" "$work/$suite/dkms-status"
 	ko=$(in_root "$suite" find "/lib/modules/$k/updates" -name 'fastremap.ko*' 2>/dev/null | head -n 1)
 	rm -f "$FR_BUILD/$suite/fastremap.ko"
