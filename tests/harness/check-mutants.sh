@@ -163,12 +163,29 @@ planted() {
 }
 
 # boot NAME SUITE STOP TEST...: runs the programs in a VM; log in results.
+# A kernel-log kill (killed_in) is final at its first line, and a guest
+# that oopsed with a lock held or interrupts off often hangs until the VM
+# timeout: QEMU is stopped KILL_GRACE s after such a line, the trace
+# printed.
+KILL_GRACE=15
 boot() {
-	local name=$1 suite=$2 stop=$3
+	local name=$1 suite=$2 stop=$3 log vm
 	shift 3
+	log=$results/$name-$suite.log
 	FASTREMAP_BUILD="$top/$name" FASTREMAP_VM_EXTRA=${stop:+$top/extra} \
-		"$FR_HARNESS/vm-run.sh" "$suite" "$bindir" "$results/$name-$suite.log" "$@" \
-		>>"$results/$name-$suite-build.log" 2>&1
+		"$FR_HARNESS/vm-run.sh" "$suite" "$bindir" "$log" "$@" \
+		>>"$results/$name-$suite-build.log" 2>&1 &
+	vm=$!
+	while kill -0 "$vm" 2>/dev/null; do
+		sleep 5
+		if [ ! -r "$log" ] || [ -z "$(killed_in "$log")" ]; then
+			continue
+		fi
+		sleep "$KILL_GRACE"
+		kill "$(cat "$top/$name/$suite/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+		break
+	done
+	wait "$vm" || true
 }
 
 # Whether the module loaded in a VM log (the setup stream's insmod).
@@ -200,6 +217,13 @@ klines_after_insmod() {
 		/^\[ *[0-9]+\.[0-9]+\] / && ((!d || NR < d) ? NR > i : NR > r) { print NR ":" $0 }' "$log"
 }
 
+# The first kernel line after the module's insmod that kills any mutant
+# (BUG:, an Oops, a bad page; host-load symptoms aside), "N:LINE", or "".
+killed_in() {
+	loaded "$1" || return 0
+	klines_after_insmod "$1" | grep -E -- "$KILL_RE" | grep -vE -m1 -- "$LOAD_RE" || true
+}
+
 # The program running at line N of a log (console lines), or "".
 running_at() { head -n "$2" "$1" | sed -n 's/^FR-BEGIN //p' | tail -n 1; }
 
@@ -221,7 +245,7 @@ verdict() {
 			return
 		fi
 	fi
-	l=$(klines_after_insmod "$log" | grep -E -- "$KILL_RE" | grep -vE -m1 -- "$LOAD_RE")
+	l=$(killed_in "$log")
 	if [ -n "$l" ]; then
 		t=$(running_at "$log" "${l%%:*}")
 		echo "killed|${t:+$t: }kernel log: $(echo "${l#*:}" | cut -c1-100)"
