@@ -123,9 +123,10 @@ int workload_unfit(const struct workload *w, char *msg, size_t msz)
 	pool_layout(w, &len, &src_at, &dst_at, &rlen);
 	/*
 	 * A PUD-level move needs a whole PUD of memory: 64 GiB with 16 KiB
-	 * pages, more than most guests hold. Below a PUD the move is a
-	 * PMD-level one under a PUD-level name: measured only where a PUD
-	 * would not fit in memory anyway is it skipped, not relabelled.
+	 * pages, more than most guests hold. A region below a PUD makes a
+	 * PMD-level move under a PUD-level name, which run_workload() notes;
+	 * where no region this machine can hold would reach a PUD, the
+	 * workload is skipped instead.
 	 */
 	if (!geo_off(w->dst_off) && !geo_off(w->src_off) && cfg.size < PUD_SZ && mem &&
 	    PUD_SZ > mem) {
@@ -143,8 +144,8 @@ int workload_unfit(const struct workload *w, char *msg, size_t msz)
 
 /*
  * FASTREMAP_BENCH_LIST=1: the moves the selected workloads would make
- * on this kernel, one line each: with 4 KiB pages the same on every
- * build of the bench that lays them out alike.
+ * on this kernel, one line each, so that two builds' layouts can be
+ * compared line by line.
  */
 void list_moves(void)
 {
