@@ -40,20 +40,26 @@
 #define KiB (1UL << 10)
 #define MiB (1UL << 20)
 #define GiB (1UL << 30)
-#define PAGE 4096UL
+/*
+ * The running kernel's page, PMD and PUD are tlib.h's PG, PMD_SZ and
+ * PUD_SZ (tests/lib/geom.c reads them before main()): 4 KiB, 2 MiB and
+ * 1 GiB on x86-64 and arm64's 4 KiB kernels, 16 KiB, 32 MiB and 64 GiB on
+ * arm64-16k. The workloads are laid out in these units.
+ */
 #define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((a) - 1))
 #define MAX_REPS 1000
 
 /* The configuration (cfg_load(), fr_bench.c). */
 struct bench_cfg {
 	int reps;
-	size_t size;		/* workloads 1-5, 8 */
+	size_t size;		/* workloads 1-5, 8: a multiple of PMD_SZ */
 	long loop_n;		/* workload 6 */
 	long gc_moves;		/* workload 7 */
 	size_t gc_arena;
 	const char *workloads;
 	int trace, trace_pids, trace_buf_kb, emulated, fresh, settle;
 	int count;		/* markers for the counting plugin (count.c) */
+	int list;		/* print the moves of the selected workloads, run none */
 };
 extern struct bench_cfg cfg;
 
@@ -105,18 +111,30 @@ void writer_destroy(void);
 
 enum { K_MOVE, K_LOOP, K_GC, K_COPY, K_PINGPONG };
 
+/*
+ * An offset in the running kernel's units (geo_off()): half PMDs, arm64's
+ * contiguous-PTE blocks (CONT_SZ) and pages, added up.
+ */
+struct geo_off {
+	unsigned half_pmds, conts, pages;
+};
+size_t geo_off(struct geo_off o);
+
+/* Which mTHP size a workload enables (workload.mthp, mthp_size()). */
+enum { MTHP_NONE, MTHP_64K, MTHP_CONT };
+
 struct workload {
 	const char *id, *name, *desc;
 	int kind;
-	size_t dst_off;		/* K_MOVE: destination offset from a 1 GiB boundary */
+	struct geo_off dst_off;	/* K_MOVE: destination offset from a PUD boundary */
 	int thp, writer, mthp;
 	unsigned conts;		/* bitmask of contenders */
 	int batch;		/* K_GC: fastremap's moves per FASTREMAP_IOC_MOVE, or 0 */
 	/*
-	 * K_MOVE: the source starts this far past a 1 GiB boundary, with a
+	 * K_MOVE: the source starts this far past a PUD boundary, with a
 	 * hole below it (and below the destination) back to the boundary.
 	 */
-	size_t src_off;
+	struct geo_off src_off;
 	/*
 	 * 1: fastremap is the library as programs call it, which may route
 	 * the moves to mremap(2); 2: the module, called directly.
@@ -164,7 +182,15 @@ struct move_times {
 
 extern int traced_rep;
 #define TRACED_LOOP_N 200
-extern const char mthp_dir[];
+/* The mTHP size workload w enables (0: none), and a file of its sysfs directory. */
+size_t mthp_size(const struct workload *w);
+void mthp_path(char *buf, size_t n, const struct workload *w, const char *file);
+/*
+ * Why workload w cannot run on this kernel and machine (a "skip: ..."
+ * reason into msg), or 0.
+ */
+int workload_unfit(const struct workload *w, char *msg, size_t msz);
+void list_moves(void);
 
 int fail(char *msg, size_t size, const char *what, int err);
 void pool_free(void);

@@ -170,7 +170,7 @@ void count_rep_reset(void)
 /*
  * The page-table entries a repetition moved: the module's count, which
  * holds for every contender of the same repetition (same layout, same
- * runs); else, for the 1 GiB moves, the level the alignment gives, and
+ * runs); else, for the whole-region moves, the level the alignment gives, and
  * for the rest (PTE-level moves routed to mremap(2)) one entry per page.
  */
 static uint64_t rec_entries(const struct count_rec *r)
@@ -183,13 +183,13 @@ static uint64_t rec_entries(const struct count_rec *r)
 	for (i = 0; i < nrecs; i++)
 		if (recs[i].wi == r->wi && recs[i].rep == r->rep && recs[i].entries)
 			return recs[i].entries;
-	if ((w->kind == K_MOVE || w->kind == K_PINGPONG) && !w->thp && !w->src_off) {
-		if (w->dst_off % GiB == 0 && cfg.size % GiB == 0)
-			return (uint64_t)(r->ops * (cfg.size / GiB));
-		if (w->dst_off % (2 * MiB) == 0)
-			return (uint64_t)(r->ops * (cfg.size / (2 * MiB)));
+	if ((w->kind == K_MOVE || w->kind == K_PINGPONG) && !w->thp && !geo_off(w->src_off)) {
+		if (geo_off(w->dst_off) % PUD_SZ == 0 && cfg.size % PUD_SZ == 0)
+			return (uint64_t)(r->ops * (cfg.size / PUD_SZ));
+		if (geo_off(w->dst_off) % PMD_SZ == 0)
+			return (uint64_t)(r->ops * (cfg.size / PMD_SZ));
 	}
-	return r->bytes / PAGE;
+	return r->bytes / PG;
 }
 
 void print_count(void)

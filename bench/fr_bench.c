@@ -7,7 +7,12 @@
  * Runs as root with the module loaded: inside the QEMU guest (bench/run.sh
  * builds it static and boots it), or natively (bench/run.sh --native).
  *
- * Workloads (see bench/README.md):
+ * Workloads (see bench/README.md), in 4 KiB pages' sizes: each is laid
+ * out in the running kernel's page, PMD and PUD (tlib.h), so that on
+ * arm64-16k (16 KiB, 32 MiB, 64 GiB) "2 MiB-aligned" is PMD-aligned, "by
+ * 4 KiB" by one page, "64 KiB" a contiguous block (2 MiB) and a PUD-level
+ * move needs 64 GiB (skipped where it does not fit in memory);
+ * FASTREMAP_BENCH_LIST=1 prints the moves and runs nothing:
  *   1 pud         1 GiB private anon, 4 KiB pages, src and dst 1 GiB-aligned
  *                 (one PUD entry: the library routes it to mremap(2))
  *   1p pud_pingpong  1 moved back and forth, the contenders taking turns
@@ -125,7 +130,7 @@ static void cfg_load(void)
 
 	cfg.reps = env_long("FASTREMAP_BENCH_REPS", FR_BENCH_REPS, 1, MAX_REPS);
 	cfg.size = env_long("FASTREMAP_BENCH_SIZE_MB", FR_BENCH_SIZE_MB, 2, 1 << 20) * MiB;
-	cfg.size = ALIGN_UP(cfg.size, 2 * MiB);
+	cfg.size = ALIGN_UP(cfg.size, PMD_SZ);
 	cfg.loop_n = env_long("FASTREMAP_BENCH_LOOP_N", FR_BENCH_LOOP_N, 1, 100000000);
 	cfg.gc_moves = env_long("FASTREMAP_BENCH_GC_MOVES", FR_BENCH_GC_MOVES, 1, 1000000);
 	cfg.gc_arena = env_long("FASTREMAP_BENCH_GC_ARENA_MB", FR_BENCH_GC_ARENA_MB, 2, 1 << 20) * MiB;
@@ -137,10 +142,11 @@ static void cfg_load(void)
 	cfg.emulated = env_long("FASTREMAP_BENCH_EMULATED", FR_BENCH_EMULATED, 0, 1);
 	cfg.settle = env_long("FASTREMAP_BENCH_SETTLE", FR_BENCH_SETTLE, 0, 1);
 	cfg.count = env_long("FASTREMAP_BENCH_COUNT", FR_BENCH_COUNT, 0, 1);
-	/* The GC arena is cut into one slot per move, each >= 64 KiB. */
-	if ((long)(cfg.gc_arena / (64 * KiB)) < cfg.gc_moves) {
+	cfg.list = env_long("FASTREMAP_BENCH_LIST", 0, 0, 1);
+	/* The GC arena is cut into one slot per move, each >= 16 pages. */
+	if ((long)(cfg.gc_arena / (16 * PG)) < cfg.gc_moves) {
 		fprintf(stderr, "fr_bench: %ld GC moves need an arena of %ld MiB at least\n",
-			cfg.gc_moves, cfg.gc_moves * 64 * (long)KiB / (long)MiB);
+			cfg.gc_moves, (long)(cfg.gc_moves * 16 * PG / MiB));
 		exit(2);
 	}
 }
@@ -171,6 +177,10 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cfg_load();
+	if (cfg.list) {
+		list_moves();
+		return 0;
+	}
 	cells = calloc(NWORK, sizeof(*cells));
 	if (!cells)
 		return 1;

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Where a PTE-level move's time goes (bench/profile.sh): workload 3's move
- * (1 GiB of 4 KiB pages, destination misaligned by 4 KiB), made by the
+ * (1 GiB of pages, destination misaligned by one page), made by the
  * module's ioctl and by mremap(2) in turn, each inside tracing_on 1..0
  * with a trace_marker line naming it, so that the function_graph tracer
  * the guest set up records the timed calls and nothing else. The data is
  * checked after every move; an untimed mremap(2) brings it back. With
- * "pud", workload 1's move instead: the same 1 GiB, destination aligned
- * to 1 GiB, so that each contender moves one PUD entry.
+ * "pud", workload 1's move instead: one PUD (1 GiB with 4 KiB pages, 64
+ * GiB with 16 KiB ones), destination PUD-aligned, so that each contender
+ * moves one PUD entry; refused where a PUD does not fit in memory. Page,
+ * PMD and PUD are the running kernel's (tests/lib/geom.c, linked in).
  * Usage: fr_prof [REPS [pud]]   (in the guest, module loaded)
  */
 #define _GNU_SOURCE
@@ -22,9 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/fastremap.h>
+#include "tlib.h"
 
+#define MiB (1UL << 20)
 #define GiB (1UL << 30)
-#define PG 4096UL
 #define TR "/sys/kernel/tracing/"
 
 static double now_us(void)
@@ -52,21 +55,28 @@ int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? atoi(argv[1]) : 5, fd, on, mk, r, c;
 	int pud = argc > 2 && !strcmp(argv[2], "pud");
-	size_t len = GiB, i;
+	size_t len = pud ? PUD_SZ : GiB, i;
+	long mem = sysconf(_SC_PHYS_PAGES);
 	char *res, *src, *dst, msg[64];
 	double t[2][64];
 
 	if (reps < 1 || reps > 64)
 		reps = 5;
-	res = mmap(NULL, 5 * GiB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem > 0 && len > (size_t)mem * PG) {
+		printf("Bail out! a PUD-level move needs %zu MiB (one PUD), this machine has %zu MiB\n",
+		       len / MiB, (size_t)mem * PG / MiB);
+		return 1;
+	}
+	printf("# FR-PROF-PAGES %zu\n", len / PG);
+	res = mmap(NULL, 5 * PUD_SZ, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED)
 		die("reserve");
-	src = (char *)(((uintptr_t)res + GiB - 1) & ~(GiB - 1));
-	dst = src + 2 * GiB + (pud ? 0 : PG);
+	src = (char *)(((uintptr_t)res + PUD_SZ - 1) & ~(PUD_SZ - 1));
+	dst = src + 2 * PUD_SZ + (pud ? 0 : PG);
 	if (mmap(src, len, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0) != src)
 		die("mmap");
-	/* No THP: at PTE level every page is a 4 KiB entry. */
+	/* No THP: at PTE level every page is an entry. */
 	if (madvise(src, len, MADV_NOHUGEPAGE))
 		die("madvise");
 	for (i = 0; i < len; i += PG)

@@ -52,8 +52,10 @@ if [[ -z $lib ]]; then
 fi
 # Bound at load (-z now): a first call pays no lazy binding of mremap().
 read -ra cflags <<<"${CFLAGS:--O2 -g}"
+# The test library's geometry (tests/lib/geom.c): the kernel's page and PMD.
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror "${cflags[@]}" -I"$top/userspace" -I"$top/uapi" \
-	-Wl,-z,now -o "$out/libcost" "$here/libcost/libcost.c" "$lib"
+	-I"$top/tests/lib" -Wl,-z,now -o "$out/libcost" "$here/libcost/libcost.c" \
+	"$top/tests/lib/geom.c" "$lib"
 
 # count CASE CONTENDER CALLS: the inclusive instructions of the
 # contender's function (lc_lib, lc_glibc, lc_pad) over CALLS calls.

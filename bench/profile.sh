@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where a PTE-level move's time goes, in the module and in mremap(2), on
 # one kernel under QEMU: bench/fr_prof makes workload 3's move (1 GiB of
-# 4 KiB pages, destination misaligned by 4 KiB) by each in turn, and the
+# pages, destination misaligned by one page) by each in turn, and the
 # guest's function_graph tracer times the ioctl, its two walks (the first
 # allocates the destination's page tables, the second moves the entries)
 # and its one flush; mremap(2)'s syscall and its mover move_page_tables()
@@ -10,7 +10,8 @@
 # allocations. Prints the medians and the sums per move.
 # Usage: bench/profile.sh [SUITE]   (default sid; BENCH_ARCH=amd64 for
 # x86-64, arm64 by default; FASTREMAP_PROF_REPS moves each, default 5;
-# FASTREMAP_PROF_LEVEL=pud for a 1 GiB move of one PUD entry instead;
+# FASTREMAP_PROF_LEVEL=pud for a move of one PUD entry instead (1 GiB;
+# 64 GiB with 16 KiB pages, refused where it does not fit in memory);
 # FASTREMAP_PROF_FUNCTIONS="f g": more functions to time)
 set -uo pipefail
 export FASTREMAP_ARCH=${BENCH_ARCH:-arm64}
@@ -25,8 +26,10 @@ reps=${FASTREMAP_PROF_REPS:-5}
 bin="$FR_BUILD/bin"
 mkdir -p "$bin" "$FR_BUILD/results"
 "$FR_TOP/scripts/build-module.sh" "$suite" release || exit 1
+# The test library's geometry (tests/lib/geom.c): the kernel's page, PMD and PUD.
 fr_cross "$(fr_target_cc)" -std=gnu11 -Wall -Wextra -Werror -O2 -static -I"$FR_TOP/uapi" \
-	-o "$bin/fr_prof" "$FR_TOP/bench/fr_prof.c" || fr_die "fr_prof does not build"
+	-I"$FR_TOP/tests/lib" -o "$bin/fr_prof" "$FR_TOP/bench/fr_prof.c" "$FR_TOP/tests/lib/geom.c" ||
+	fr_die "fr_prof does not build"
 extra="$FR_BUILD/extra"
 rm -rf "$extra"
 mkdir -p "$extra/tests"
@@ -47,15 +50,17 @@ FASTREMAP_VM_INIT="$FR_TOP/bench/prof-init" FASTREMAP_VM_KMODS='' FASTREMAP_VM_A
 	"$FR_HARNESS/vm-run.sh" "$suite" "$bin" "$log" fr_prof
 grep -E '^(FR-KERNEL|FR-PROF-TRACED|# FR-PROF-MEDIAN|Bail out|FR-END)' "$log"
 # Per contender and function: the median over the moves of its time per
-# move (and the calls per move), and per 4 KiB page moved.
-awk '$1 == "FR-PROF-REP" { k = $2 " " $4; v[k] = v[k] " " $5; c[k] = $6 }
+# move (and the calls per move), and per page moved (the kernel's pages).
+awk 'BEGIN { pages = 262144 }
+$1 == "#" && $2 == "FR-PROF-PAGES" { pages = $3 }
+$1 == "FR-PROF-REP" { k = $2 " " $4; v[k] = v[k] " " $5; c[k] = $6 }
 END {
 	for (k in v) {
 		n = split(substr(v[k], 2), x, " ")
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
 		m = x[int((n + 1) / 2)]
 		printf "%-10s %-20s median %10.1f us per move [%.1f-%.1f], %4d calls, %6.1f ns per page\n",
-			substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), m, x[1], x[n], c[k], m * 1000 / 262144
+			substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), m, x[1], x[n], c[k], m * 1000 / pages
 	}
 }' "$log" | sort
 rc=$(sed -n 's/^FR-END fr_prof \([0-9]*\)$/\1/p' "$log")

@@ -29,7 +29,8 @@ static void placement(void)
 		found = 1;
 		/* 0 or the 16 bytes of a function prefix (6.12, 7.x). */
 		if (addr)
-			printf("# placement: fr_walk loaded at page offset %#llx\n", addr & 4095);
+			printf("# placement: fr_walk loaded at page offset %#llx\n",
+			       addr & (PG - 1));
 	}
 	fclose(f);
 	if (!found)
@@ -61,6 +62,8 @@ void header(void)
 	printf("# vcpus: %ld\n", ncpu);
 	printf("# timing: %s\n", emulated ? "emulated (TCG): not hardware timings" :
 	       "native");
+	printf("# geometry: page %zu KiB, PMD %zu MiB, PUD %zu MiB\n", PG / KiB, PMD_SZ / MiB,
+	       PUD_SZ / MiB);
 	printf("# config: reps=%d size=%zuMiB loop_n=%ld gc_moves=%ld gc_arena=%zuMiB "
 	       "workloads=%s fresh=%d settle=%d count=%d\n", cfg.reps, cfg.size / MiB, cfg.loop_n,
 	       cfg.gc_moves, cfg.gc_arena / MiB, cfg.workloads, cfg.fresh, cfg.settle, cfg.count);
@@ -104,11 +107,11 @@ int selected(const char *id)
 
 struct cell (*cells)[NCONT];
 
-static int mthp_set(const char *val, char *saved, size_t n)
+static int mthp_set(const struct workload *w, const char *val, char *saved, size_t n)
 {
 	char p[128];
 
-	snprintf(p, sizeof(p), "%s/enabled", mthp_dir);
+	mthp_path(p, sizeof(p), w, "enabled");
 	if (saved) {
 		char buf[128], *l, *r;
 
@@ -144,9 +147,15 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 			snprintf(cl->state, sizeof(cl->state), "skip: %s", uffd_unavail);
 		cont[nc++] = c;
 	}
-	if (w->kind == K_MOVE && cfg.size < GiB && w->dst_off == 0)
-		printf("# note: size %zu MiB < 1 GiB: workload %s is not a PUD-level move\n",
-		       cfg.size / MiB, w->id);
+	if (workload_unfit(w, msg, sizeof(msg))) {
+		for (k = 0; k < nc; k++)
+			snprintf(cells[wi][cont[k]].state, sizeof(cells[wi][cont[k]].state), "%s", msg);
+		printf("# %s\n", msg);
+		return;
+	}
+	if (w->kind == K_MOVE && cfg.size < PUD_SZ && !geo_off(w->dst_off))
+		printf("# note: size %zu MiB < %zu MiB (a PUD): workload %s is not a PUD-level move\n",
+		       cfg.size / MiB, PUD_SZ / MiB, w->id);
 	if (w->writer) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -157,11 +166,18 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 			return;
 		}
 	}
-	if (w->mthp && (access(mthp_dir, F_OK) || mthp_set("always", saved, sizeof(saved)))) {
-		for (k = 0; k < nc; k++)
-			snprintf(cells[wi][cont[k]].state, sizeof(cells[wi][cont[k]].state),
-				 "skip: no 64 KiB mTHP on this kernel");
-		return;
+	if (w->mthp) {
+		char dir[128];
+
+		mthp_path(dir, sizeof(dir), w, "");
+		if (!mthp_size(w) || access(dir, F_OK) ||
+		    mthp_set(w, "always", saved, sizeof(saved))) {
+			for (k = 0; k < nc; k++)
+				snprintf(cells[wi][cont[k]].state,
+					 sizeof(cells[wi][cont[k]].state),
+					 "skip: no %zu KiB mTHP on this kernel", mthp_size(w) / KiB);
+			return;
+		}
 	}
 
 	count_wi = wi;
@@ -233,7 +249,7 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 	}
 	pool_free();
 	if (w->mthp)
-		mthp_set(saved, NULL, 0);
+		mthp_set(w, saved, NULL, 0);
 	if (w->writer)
 		writer_destroy();
 }

@@ -7,7 +7,10 @@
 # Kernels: Debian 12's by default; FASTREMAP_BENCH_SUITES="bookworm trixie sid"
 # (or BENCH_FULL=1) for all three. BENCH_ARCH=arm64: Debian's arm64 kernels
 # of the same suites under qemu-system-aarch64 (TCG, emulated like the
-# x86-64 guests; `make check-arm64`'s kernels), fr_bench cross-built. Sizes and repetitions: FASTREMAP_BENCH_REPS,
+# x86-64 guests; `make check-arm64`'s kernels), fr_bench cross-built; with
+# it FASTREMAP_BENCH_SUITES may name trixie-16k and sid-16k, Debian's
+# arm64-16k kernels (16 KiB pages; 8 GiB guests, twice the time limit).
+# Sizes and repetitions: FASTREMAP_BENCH_REPS,
 # _SIZE_MB, _LOOP_N, _GC_MOVES, _GC_ARENA_MB, _WORKLOADS (see bench/README.md);
 # for the VM they are compiled into fr_bench, which gets no arguments there.
 #
@@ -46,7 +49,7 @@ native=0
 case ${1:-} in
 --native) native=1 ;;
 "") ;;
--h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 *) fr_die "usage: $0 [--native]" ;;
 esac
 [ "$native" = 1 ] && fr_is_arm64 && [ "$(uname -m)" != aarch64 ] &&
@@ -65,6 +68,11 @@ if [ "${BENCH_FULL:-0}" = 1 ]; then
 else
 	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm}
 fi
+for s in $SUITES; do
+	if why=$(fr_no_lane "$s"); then
+		fr_die "FASTREMAP_BENCH_SUITES: $why"
+	fi
+done
 mkdir -p "$RESULTS" "$BINDIR" "$LOGDIR"
 
 # fr_bench's configuration as -D flags: the guest passes it no arguments.
@@ -244,8 +252,12 @@ run_vm() {
 		rm -f "$counts"
 		qargs="-accel tcg,thread=single -plugin $PLUGIN,out=$counts"
 	fi
+	# 16 KiB pages: vm-run.sh gives the guest 8 GiB, and the time limit
+	# doubles as the test harness's does for these kernels.
+	local limit=1500
+	fr_is_16k "$suite" && limit=3000
 	FASTREMAP_VM_APPEND=$append FASTREMAP_VM_QEMU_ARGS=$qargs \
-	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-1500} \
+	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-$limit} \
 		stdbuf -oL "$FR_HARNESS/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
 	pid=$!
 	follow "$log" "$pid" &

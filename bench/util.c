@@ -27,7 +27,7 @@ static size_t mincore_len;
 
 void mincore_init(void)
 {
-	size_t n = cfg.size / PAGE;
+	size_t n = cfg.size / PG;
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p != MAP_FAILED) {
@@ -39,7 +39,7 @@ void mincore_init(void)
 /* After a move the source must be gone (mremap, fastremap) or empty (UFFDIO_MOVE). */
 int check_source_gone(int c, char *src, size_t len)
 {
-	size_t i, n = len / PAGE;
+	size_t i, n = len / PG;
 
 	if (n > mincore_len)
 		return -1;

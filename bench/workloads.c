@@ -4,54 +4,62 @@
 
 /* ---- workloads ---- */
 
+/* Offsets in the running kernel's units (struct geo_off). */
+#define AT_PMD { .half_pmds = 2 }
+#define AT_PAGE { .pages = 1 }
+#define AT_CONT { .conts = 1 }
+#define AT_HALF_PMD_PAST_PMD { .half_pmds = 3 }
+
 const struct workload workloads[] = {
 	/*
 	 * mremap(2) moves a whole PUD entry with one flush too: the library
 	 * routes this move to it (fastremap_remap(3), ROUTING).
 	 */
-	{ "1", "pud", "1 GiB-aligned src and dst (PUD level)", K_MOVE, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0, 1 },
+	{ "1", "pud", "PUD-aligned src and dst (PUD level)", K_MOVE, { 0 }, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 1 },
 	/*
 	 * Workload 1 back and forth, the contenders taking turns move by
 	 * move, the module called directly: its fixed cost per call against
 	 * mremap(2)'s, measured pair by pair.
 	 */
-	{ "1p", "pud_pingpong", "1 GiB moved back and forth between 1 GiB-aligned places, the module called directly",
-	  K_PINGPONG, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, 0, 2 },
-	{ "2", "pmd", "dst 2 MiB-aligned only (PMD level)", K_MOVE, 2 * MiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
-	{ "3", "pte", "dst misaligned by 4 KiB (PTE level)", K_MOVE, 4 * KiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0, 0 },
+	{ "1p", "pud_pingpong", "a PUD moved back and forth between PUD-aligned places, the module called directly",
+	  K_PINGPONG, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 2 },
+	{ "2", "pmd", "dst PMD-aligned only (PMD level)", K_MOVE, AT_PMD, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0 },
+	{ "3", "pte", "dst misaligned by one page (PTE level)", K_MOVE, AT_PAGE, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0 },
 	/*
-	 * 64 KiB mTHP, so that arm64 (6.9+) maps the source in contiguous
-	 * blocks; the destination is congruent modulo 64 KiB, so the module
-	 * moves each block whole (moved_contpte) and it stays contiguous.
-	 * x86-64 has no such blocks: arm64's bench only.
+	 * mTHP of arm64's contiguous-PTE block (CONT_PTE_SIZE: 64 KiB with
+	 * 4 KiB pages, 2 MiB with 16 KiB ones), so that arm64 (6.9+) maps the
+	 * source in contiguous blocks; the destination is congruent modulo
+	 * the block, so the module moves each block whole (moved_contpte)
+	 * and it stays contiguous. x86-64 has no such blocks: arm64's bench
+	 * only.
 	 */
 #ifdef __aarch64__
-	{ "3c", "pte_contpte", "64 KiB mTHP, dst misaligned by 64 KiB (PTE level, contiguous blocks)",
-	  K_MOVE, 64 * KiB, 0, 0, 1, B(C_FR) | B(C_MREMAP), 0, 0, 0 },
+	{ "3c", "pte_contpte", "contiguous-block mTHP, dst misaligned by one block (PTE level, contiguous blocks)",
+	  K_MOVE, AT_CONT, 0, 0, MTHP_CONT, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0 },
 #endif
-	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, 4 * KiB, 0, 1, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
-	{ "5", "thp", "THP (MADV_HUGEPAGE), dst 2 MiB-aligned", K_MOVE, 2 * MiB, 1, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
-	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
-	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, 0, 0, 0, 1,
-	  B(C_FR) | B(C_MREMAP), 0, 0, 0 },
-	{ "7", "gc", "GC compaction: random 4-64 KiB runs into a to-space", K_GC, 0, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, 0, 0 },
+	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, AT_PAGE, 0, 1, 0,
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0 },
+	{ "5", "thp", "THP (MADV_HUGEPAGE), dst PMD-aligned", K_MOVE, AT_PMD, 1, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0 },
+	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, { 0 }, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0 },
+	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, { 0 }, 0, 0, MTHP_64K,
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0 },
+	{ "7", "gc", "GC compaction: random runs of 1-16 pages into a to-space", K_GC, { 0 }, 0, 0, 0,
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0 },
 	{ "7b1", "gc_move1", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1", K_GC,
-	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, 0, 0 },
+	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, { 0 }, 0 },
 	{ "7b64", "gc_move64", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 64", K_GC,
-	  0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, 0, 0 },
+	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, { 0 }, 0 },
 	{ "7b1024", "gc_move1024", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1024",
-	  K_GC, 0, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, 0, 0 },
-	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, 0, 0, 0, 0,
-	  B(C_MEMCPY), 0, 0, 0 },
-	{ "9", "realign", "src and dst 1 MiB into a PMD, holes below (realigned)", K_MOVE, 3 * MiB, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), .src_off = 3 * MiB },
+	  K_GC, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, { 0 }, 0 },
+	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, { 0 }, 0, 0, 0,
+	  B(C_MEMCPY), 0, { 0 }, 0 },
+	{ "9", "realign", "src and dst half a PMD into a PMD, holes below (realigned)", K_MOVE,
+	  AT_HALF_PMD_PAST_PMD, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, AT_HALF_PMD_PAST_PMD, 0 },
 };
 const unsigned nwork = sizeof(workloads) / sizeof(workloads[0]);
 
@@ -59,6 +67,110 @@ int fail(char *msg, size_t size, const char *what, int err)
 {
 	snprintf(msg, size, "error: %s: %s", what, strerror(err < 0 ? -err : err));
 	return -1;
+}
+
+size_t geo_off(struct geo_off o)
+{
+	return o.half_pmds * (PMD_SZ / 2) + o.conts * CONT_SZ + o.pages * PG;
+}
+
+size_t mthp_size(const struct workload *w)
+{
+	return w->mthp == MTHP_64K ? 64 * KiB : w->mthp == MTHP_CONT ? CONT_SZ : 0;
+}
+
+void mthp_path(char *buf, size_t n, const struct workload *w, const char *file)
+{
+	snprintf(buf, n, "/sys/kernel/mm/transparent_hugepage/hugepages-%zukB%s%s",
+		 mthp_size(w) / KiB, *file ? "/" : "", file);
+}
+
+/*
+ * The layout of a K_MOVE or K_PINGPONG workload's pool (pool_ready()):
+ * the bytes moved, and where source and destination start past the PUD
+ * boundary the pool is aligned to. L: the region rounded up to whole
+ * PUDs; a PUD of PROT_NONE gap between source and destination.
+ */
+static void pool_layout(const struct workload *w, size_t *len, size_t *src_at, size_t *dst_at,
+			size_t *rlen)
+{
+	size_t L = ALIGN_UP(cfg.size, PUD_SZ);
+
+	*len = cfg.size - geo_off(w->src_off);
+	*src_at = geo_off(w->src_off);
+	*dst_at = L + PUD_SZ + geo_off(w->dst_off);
+	*rlen = 2 * L + 3 * PUD_SZ;
+}
+
+static size_t phys_mem(void)
+{
+	long n = sysconf(_SC_PHYS_PAGES);
+
+	return n > 0 ? (size_t)n * PG : 0;
+}
+
+int workload_unfit(const struct workload *w, char *msg, size_t msz)
+{
+	size_t len, src_at, dst_at, rlen, mem = phys_mem();
+
+	if (w->kind != K_MOVE && w->kind != K_PINGPONG)
+		return 0;
+	if (geo_off(w->src_off) >= cfg.size) {
+		snprintf(msg, msz, "skip: size %zu MiB is not past the source's offset of %zu KiB",
+			 cfg.size / MiB, geo_off(w->src_off) / KiB);
+		return 1;
+	}
+	pool_layout(w, &len, &src_at, &dst_at, &rlen);
+	/*
+	 * A PUD-level move needs a whole PUD of memory: 64 GiB with 16 KiB
+	 * pages, more than most guests hold. A region below a PUD makes a
+	 * PMD-level move under a PUD-level name, which run_workload() notes;
+	 * where no region this machine can hold would reach a PUD, the
+	 * workload is skipped instead.
+	 */
+	if (!geo_off(w->dst_off) && !geo_off(w->src_off) && cfg.size < PUD_SZ && mem &&
+	    PUD_SZ > mem) {
+		snprintf(msg, msz, "skip: a PUD-level move needs %zu MiB (one PUD), this machine has %zu MiB",
+			 PUD_SZ / MiB, mem / MiB);
+		return 1;
+	}
+	if (mem && len > mem) {
+		snprintf(msg, msz, "skip: moves %zu MiB, this machine has %zu MiB", len / MiB,
+			 mem / MiB);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * FASTREMAP_BENCH_LIST=1: the moves the selected workloads would make
+ * on this kernel, one line each, so that two builds' layouts can be
+ * compared line by line.
+ */
+void list_moves(void)
+{
+	unsigned i;
+
+	printf("# geometry: page %zu KiB, PMD %zu KiB, PUD %zu MiB, contiguous block %zu KiB\n",
+	       PG / KiB, PMD_SZ / KiB, PUD_SZ / MiB, CONT_SZ / KiB);
+	for (i = 0; i < nwork; i++) {
+		const struct workload *w = &workloads[i];
+		size_t len, src_at, dst_at, rlen;
+		char why[128] = "";
+
+		if (!selected(w->id))
+			continue;
+		if (w->kind != K_MOVE && w->kind != K_PINGPONG) {
+			printf("move %s kind=%d thp=%d mthp=%zu\n", w->id, w->kind, w->thp,
+			       mthp_size(w));
+			continue;
+		}
+		pool_layout(w, &len, &src_at, &dst_at, &rlen);
+		workload_unfit(w, why, sizeof(why));
+		printf("move %s kind=%d len=%zu src=+%#zx dst=+%#zx reserve=%#zx thp=%d mthp=%zu%s%s\n",
+		       w->id, w->kind, len, src_at, dst_at, rlen, w->thp, mthp_size(w),
+		       *why ? " " : "", why);
+	}
 }
 
 /*
@@ -86,8 +198,10 @@ void pool_free(void)
 
 static int pool_ready(const struct workload *w, char *msg, size_t msz)
 {
-	size_t len = cfg.size - w->src_off, L = ALIGN_UP(cfg.size, GiB);
+	size_t len, src_at, dst_at, rlen;
+	size_t src_off = geo_off(w->src_off), dst_off = geo_off(w->dst_off);
 
+	pool_layout(w, &len, &src_at, &dst_at, &rlen);
 	if (pool.res) {
 		if (pool.at == pool.src)
 			return 0;
@@ -98,7 +212,7 @@ static int pool_ready(const struct workload *w, char *msg, size_t msz)
 		pool.at = pool.src;
 		return 0;
 	}
-	pool.rlen = 2 * L + 3 * GiB;
+	pool.rlen = rlen;
 	pool.res = mmap(NULL, pool.rlen, PROT_NONE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (pool.res == MAP_FAILED) {
@@ -106,13 +220,13 @@ static int pool_ready(const struct workload *w, char *msg, size_t msz)
 		return fail(msg, msz, "reserve", errno);
 	}
 	/* A PROT_NONE gap keeps source and destination VMAs apart. */
-	pool.src = (char *)ALIGN_UP((uintptr_t)pool.res, GiB);
-	pool.dst = pool.src + L + GiB + w->dst_off;
+	pool.src = (char *)ALIGN_UP((uintptr_t)pool.res, PUD_SZ);
+	pool.dst = pool.src + dst_at;
 	/* Workload 9: nothing mapped between the boundary and either end. */
-	if (w->src_off &&
-	    (munmap(pool.src, w->src_off) || munmap(pool.dst - w->dst_off, w->dst_off)))
+	if (src_off &&
+	    (munmap(pool.src, src_off) || munmap(pool.dst - dst_off, dst_off)))
 		return fail(msg, msz, "holes below the source and target", errno);
-	pool.src += w->src_off;
+	pool.src += src_at;
 	pool.at = pool.src;
 	if (mmap(pool.src, len, PROT_READ | PROT_WRITE,
 		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | (w->thp ? 0 : MAP_POPULATE),
@@ -148,10 +262,10 @@ static char *settle_area;	/* 256 pages: 64 mapped, the rest reserved */
 
 void settle_init(void)
 {
-	settle_area = mmap(NULL, 4 * SETTLE_PAGES * PAGE, PROT_NONE,
+	settle_area = mmap(NULL, 4 * SETTLE_PAGES * PG, PROT_NONE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (settle_area == MAP_FAILED ||
-	    mmap(settle_area, SETTLE_PAGES * PAGE, PROT_READ | PROT_WRITE,
+	    mmap(settle_area, SETTLE_PAGES * PG, PROT_READ | PROT_WRITE,
 		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0) == MAP_FAILED)
 		settle_area = NULL;
 }
@@ -167,18 +281,18 @@ static int settle_move(int c, char *from, char *to)
 	void *res = NULL;
 
 	if (c == C_FR)
-		return fastremap_remap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
+		return fastremap_remap(from, SETTLE_PAGES * PG, SETTLE_PAGES * PG,
 				       MREMAP_MAYMOVE | MREMAP_FIXED, to,
 				       need_module || direct_module ?
 				       FASTREMAP_NO_FALLBACK | FASTREMAP_NO_ROUTING : 0,
 				       NULL, &res) ? -1 : 0;
-	return mremap(from, SETTLE_PAGES * PAGE, SETTLE_PAGES * PAGE,
+	return mremap(from, SETTLE_PAGES * PG, SETTLE_PAGES * PG,
 		      MREMAP_MAYMOVE | MREMAP_FIXED, to) == to ? 0 : -1;
 }
 
 int settle(int c)
 {
-	char *a = settle_area, *b = settle_area + 2 * SETTLE_PAGES * PAGE;
+	char *a = settle_area, *b = settle_area + 2 * SETTLE_PAGES * PG;
 	size_t i;
 	int k;
 
@@ -186,13 +300,13 @@ int settle(int c)
 		return 0;
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < SETTLE_PAGES; i++)
-			a[i * PAGE] = 1;
+			a[i * PG] = 1;
 		/* More pages than the kernel flushes one by one: a full flush. */
-		madvise(a, SETTLE_PAGES * PAGE, MADV_DONTNEED);
+		madvise(a, SETTLE_PAGES * PG, MADV_DONTNEED);
 		usleep(110000);
 	}
 	for (i = 0; i < SETTLE_PAGES; i++)
-		a[i * PAGE] = 1;
+		a[i * PG] = 1;
 	/* UFFDIO_MOVE needs a registered destination: mremap(2) warms the kernel's entry. */
 	if (settle_move(c == C_FR ? C_FR : C_MREMAP, a, b) ||
 	    settle_move(c == C_FR ? C_FR : C_MREMAP, b, a))
@@ -202,7 +316,7 @@ int settle(int c)
 	 * of the bench (the writer's buffer) could land there and be
 	 * replaced by the next settling move.
 	 */
-	if (mmap(b, SETTLE_PAGES * PAGE, PROT_NONE,
+	if (mmap(b, SETTLE_PAGES * PG, PROT_NONE,
 		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
 		return -1;
 	return 0;
@@ -212,7 +326,7 @@ int settle(int c)
 int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		    char *msg, size_t msz)
 {
-	size_t len = cfg.size - w->src_off;
+	size_t len = cfg.size - geo_off(w->src_off);
 	char *src, *dst;
 	double dt;
 	int err, ret = -1;
@@ -280,7 +394,7 @@ int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		 * workload 3, with every destination page right).
 		 */
 		if (c == C_UFFD && mincore_vec)
-			for (i = len / PAGE; i--;)
+			for (i = len / PG; i--;)
 				if (mincore_vec[i] & 1) {
 					nres++;
 					first = i;
@@ -289,8 +403,8 @@ int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 
 		snprintf(why, sizeof(why), "error: verify: source still mapped: %zu/%zu "
 			 "pages; first %zu: %#llx", nres,
-			 len / PAGE, first, nres ? (unsigned long long)*(volatile uint64_t *)
-			 (src + first * PAGE) : 0ULL);
+			 len / PG, first, nres ? (unsigned long long)*(volatile uint64_t *)
+			 (src + first * PG) : 0ULL);
 		snprintf(msg, msz, "%s", why);
 		goto out;
 	}
@@ -306,13 +420,11 @@ out:
 /* Set during the extra, traced repetition of a cell. */
 int traced_rep;
 
-const char mthp_dir[] = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB";
-
-static long mthp_fault_allocs(void)
+static long mthp_fault_allocs(const struct workload *w)
 {
 	char p[128], buf[64];
 
-	snprintf(p, sizeof(p), "%s/stats/anon_fault_alloc", mthp_dir);
+	mthp_path(p, sizeof(p), w, "stats/anon_fault_alloc");
 	return t_read_str(p, buf, sizeof(buf)) ? -1 : strtol(buf, NULL, 10);
 }
 
@@ -349,8 +461,8 @@ void move_times_free(struct move_times *mt)
 #define PINGPONG_MOVES 40
 
 /*
- * Workload 1p: the 1 GiB region of workload 1 moved back and forth
- * between its two 1 GiB-aligned places, PINGPONG_MOVES times per
+ * Workload 1p: the region of workload 1 moved back and forth between
+ * its two PUD-aligned places, PINGPONG_MOVES times per
  * contender, the contenders taking turns move by move (see rep_loop());
  * each one's median move. No settling: every move follows another.
  */
@@ -417,7 +529,7 @@ int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
 	size_t rlen = 8 * MiB;
 	char *res, *base;
 	double dt, sum[NCONT] = { 0 };
-	long n, a0 = w->mthp ? mthp_fault_allocs() : -1;
+	long n, a0 = w->mthp ? mthp_fault_allocs(w) : -1;
 	/* Flushes per move need no 2000 samples: the traced repetition is shorter. */
 	long nmoves = traced_rep && cfg.loop_n > TRACED_LOOP_N ? TRACED_LOOP_N : cfg.loop_n;
 	int err, ret = -1, k, c;
@@ -454,7 +566,7 @@ int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
 				fail(msg, msz, "mmap", errno);
 				goto out;
 			}
-			t_tags_write(p, MiB, rep, n * (MiB / PAGE));
+			t_tags_write(p, MiB, rep, n * (MiB / PG));
 
 			err = timed_move(c, base, MiB, base + MiB, &outs[i].st, &dt);
 
@@ -464,7 +576,7 @@ int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
 			}
 			sum[i] += dt;
 			mt.t[i][n] = dt;
-			if (t_tags_check(base + MiB, MiB, rep, n * (MiB / PAGE))) {
+			if (t_tags_check(base + MiB, MiB, rep, n * (MiB / PG))) {
 				snprintf(msg, msz, "error: verify: wrong data at move %ld", n);
 				goto out;
 			}
@@ -476,7 +588,7 @@ int rep_loop(const struct workload *w, const int *cs, int ncs, int rep,
 		outs[k].ops = nmoves;
 		/* 64 KiB folios faulted in, shared out: every contender faults the same. */
 		if (a0 >= 0)
-			outs[k].mthp_allocs = (mthp_fault_allocs() - a0) / ncs;
+			outs[k].mthp_allocs = (mthp_fault_allocs(w) - a0) / ncs;
 	}
 	ret = 0;
 out:

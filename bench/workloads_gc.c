@@ -30,10 +30,10 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 	while (j < cfg.gc_moves) {
 		n = cfg.gc_moves - j < w->batch ? cfg.gc_moves - j : w->batch;
 		for (k = 0; k < n; k++) {
-			v[k].src = (uintptr_t)(from + off[j + k] * PAGE);
+			v[k].src = (uintptr_t)(from + off[j + k] * PG);
 			v[k].dst = (uintptr_t)(to + bump);
-			v[k].len = npg[j + k] * PAGE;
-			bump += npg[j + k] * PAGE;
+			v[k].len = npg[j + k] * PG;
+			bump += npg[j + k] * PG;
 		}
 		memset(&m, 0, sizeof(m));
 		m.size = sizeof(m);
@@ -78,7 +78,7 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 		  struct rep *outs, int *bad, char *msg, size_t msz)
 {
-	size_t A = cfg.gc_arena, rlen = 2 * A + 8 * MiB, slot = A / PAGE / cfg.gc_moves;
+	size_t A = cfg.gc_arena, rlen = 2 * A + 8 * MiB, slot = A / PG / cfg.gc_moves;
 	size_t *off = NULL, *npg = NULL, bump = 0;
 	uint64_t seed = 0x5eed0000 + rep;
 	char *res[NCONT], *from[NCONT], *to[NCONT];
@@ -136,7 +136,7 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 			goto out;
 		}
 		for (j = 0; j < cfg.gc_moves; j++)
-			t_tags_write(from[k] + off[j] * PAGE, npg[j] * PAGE, rep, off[j]);
+			t_tags_write(from[k] + off[j] * PG, npg[j] * PG, rep, off[j]);
 	}
 	if (batch) {
 		*bad = 0;
@@ -149,7 +149,7 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 
 				c = cs[i];
 				*bad = i;
-				err = timed_move(c, from[i] + off[j] * PAGE, npg[j] * PAGE,
+				err = timed_move(c, from[i] + off[j] * PG, npg[j] * PG,
 						 to[i] + bump, &outs[i].st, &dt);
 				if (err) {
 					char what[64];
@@ -161,18 +161,18 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 				sum[i] += dt;
 				mt.t[i][j] = dt;
 			}
-			bump += npg[j] * PAGE;
+			bump += npg[j] * PG;
 		}
 	}
 	for (k = 0; k < ncs; k++) {
 		*bad = k;
 		outs[k].vmas = count_vmas((uintptr_t)res[k], (uintptr_t)res[k] + rlen);
 		for (j = 0, bump = 0; j < cfg.gc_moves; j++) {
-			if (t_tags_check(to[k] + bump, npg[j] * PAGE, rep, off[j])) {
+			if (t_tags_check(to[k] + bump, npg[j] * PG, rep, off[j])) {
 				snprintf(msg, msz, "error: verify: wrong data in run %ld", j);
 				goto out;
 			}
-			bump += npg[j] * PAGE;
+			bump += npg[j] * PG;
 		}
 		outs[k].us = paired(w) && !batch ? move_times_median(&mt, k) :
 			     sum[k] / cfg.gc_moves;

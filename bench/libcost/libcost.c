@@ -8,15 +8,16 @@
  * included. The counting is the script's: a program cannot read
  * callgrind's counters.
  *
- * Cases (memory reserved once, PMD-aligned, never touched):
+ * Cases (memory reserved once, PMD-aligned, never touched; the page and
+ * PMD are the running kernel's, tests/lib/geom.c):
  *   move        1 MiB moved by 1 MiB (MREMAP_MAYMOVE|MREMAP_FIXED), and
  *               back, alternately: the library routes it to mremap(2)
  *   move_stats  the same with a struct fastremap_stats, as fr_bench does
  *   shrink      MREMAP_MAYMOVE, one page less each call
  *   same        MREMAP_MAYMOVE, the same size
- *   big         16 MiB moved by 16 MiB, and back: not routed, so the
- *               library looks for the device (none on a host without the
- *               module: its fallback)
+ *   big         8 PMDs (16 MiB with 4 KiB pages) moved by as much, and
+ *               back: not routed, so the library looks for the device
+ *               (none on a host without the module: its fallback)
  *
  * Contenders: lib (lc_lib()), glibc (lc_glibc()), pad (lc_pad(): the
  * control).
@@ -31,10 +32,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "fastremap.h"
+#include "tlib.h"
 
 #define MIB		(1UL << 20)
-#define PMD		(2 * MIB)
-#define PAGE		4096UL
 
 struct lc_call {
 	void *old;
@@ -75,14 +75,14 @@ __attribute__((noinline)) static long lc_pad(const struct lc_call *c)
 /* A range of @len bytes at a PMD boundary, reserved (PROT_NONE, never touched). */
 static char *lc_reserve(size_t len)
 {
-	char *p = mmap(NULL, len + PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	char *p = mmap(NULL, len + PMD_SZ, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		       -1, 0);
 
 	if (p == MAP_FAILED) {
 		perror("libcost: mmap");
 		exit(2);
 	}
-	return (char *)(((uintptr_t)p + PMD - 1) & ~(uintptr_t)(PMD - 1));
+	return (char *)(((uintptr_t)p + PMD_SZ - 1) & ~(uintptr_t)(PMD_SZ - 1));
 }
 
 int main(int argc, char **argv)
@@ -114,9 +114,9 @@ int main(int argc, char **argv)
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
 	if (!strcmp(cs, "big"))
-		len = 16 * MIB;
+		len = 8 * PMD_SZ;
 	if (!strcmp(cs, "shrink"))
-		len = (size_t)(n + 1) * PAGE;
+		len = (size_t)(n + 1) * PG;
 	a = lc_reserve(2 * len);
 	c.old = a;
 	c.old_size = c.new_size = len;
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 		if (!strcmp(cs, "move_stats"))
 			c.stats = &st;
 	} else if (!strcmp(cs, "shrink")) {
-		c.new_size = len - PAGE;
+		c.new_size = len - PG;
 	} else if (strcmp(cs, "same")) {
 		fprintf(stderr, "libcost: unknown case %s\n", cs);
 		return 2;
@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 			c.new = t;
 		} else if (c.new_size < c.old_size) {
 			c.old_size = c.new_size;
-			c.new_size -= PAGE;
+			c.new_size -= PG;
 		}
 	}
 	printf("libcost: %s %s %ld calls\n", cs, argv[2], n);
