@@ -214,8 +214,11 @@ static u64 fr_reloc_count(struct fr_reloc *m, u64 *counter, u64 n)
 	return n;
 }
 
-/* Moves a whole PMD table from one PUD entry to another. */
-static void fr_reloc_pud(struct fr_reloc *m, pud_t *old_pud, pud_t *new_pud)
+/*
+ * Moves a whole PMD table from one PUD entry to another. Once per PUD:
+ * kept out of fr_walk() so that the walk stays within its page.
+ */
+static noinline void fr_reloc_pud(struct fr_reloc *m, pud_t *old_pud, pud_t *new_pud)
 {
 	spinlock_t *old_ptl, *new_ptl;
 	pud_t pud;
