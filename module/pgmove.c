@@ -33,6 +33,7 @@
 #include <linux/sched.h>
 #include <linux/huge_mm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/slab.h>
 #include <asm/pgalloc.h>
 #include "compat.h"
 #include "arch.h"
@@ -375,6 +376,302 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 	fr_reloc_count(m, &m->stats.pte, n);
 }
 
+#if FR_COPY_TABLES
+/*
+ * The table-copying mover (test builds, copy_tables=1): the alternative
+ * the bench counts against fr_reloc_ptes() (bench/README.md, "Whole PTE
+ * tables moved by copying").
+ *
+ * fr_reloc_ptes() pays an atomic get-and-clear per entry, as move_ptes()
+ * does: once an entry is cleared, a CPU still holding a clean TLB entry
+ * for it that writes faults instead of setting the dirty bit, and a dirty
+ * bit set before the clear comes with the value. When a source table lies
+ * wholly inside the moved range, fr_copy_table() instead copies its
+ * entries into the destination table(s) with plain loads and stores and
+ * leaves the source entries as they are; at the end of the pass,
+ * fr_detach_tables() detaches every such table with one store to its PMD
+ * entry, and after the pass's single flush fr_release_tables() carries
+ * the dirty bits over, empties them and hooks them back. Why that is
+ * safe:
+ *
+ * - Who can touch the entries meanwhile. Everything that reads or changes
+ *   PTEs in software is excluded, as for fr_reloc_ptes() (see the comment
+ *   at the flush in fr_relocate()): faults and every mm walker by
+ *   mmap_lock and the VMA write locks, every rmap walker (reclaim,
+ *   migration, folio_mkclean(), truncation, retraction) by the rmap write
+ *   locks. No other VMA maps into a source table whose whole PMD span is
+ *   in the moved range (realigned or not, the range lies in one VMA and
+ *   the holes next to it), so neither a per-VMA-lock fault nor
+ *   UFFDIO_MOVE between neighbours can reach it. What remains is the
+ *   hardware, which sets accessed and dirty bits with atomic updates, and
+ *   lockless GUP-fast, which only reads.
+ * - Both copies are valid at once until the flush: the old entry maps the
+ *   page at the old address (through the table until its PMD entry is
+ *   cleared, then through stale TLB and paging-structure caches), the
+ *   new one at the new address. fr_reloc_ptes() allows the same from the
+ *   other side: the page is mapped by a stale TLB entry the rmap cannot
+ *   see until the flush, and nothing that could unmap, reclaim or
+ *   write-protect it runs before then.
+ * - Dirty bits. A CPU that writes through the old mapping after the copy
+ *   sets the dirty bit in the old entry, which no longer reaches the new
+ *   one. The detached table is not read again before the flush has
+ *   completed on every CPU (freed_tables: the paging-structure caches
+ *   too), after which no CPU can set a bit in it, nor reach it: its PMD
+ *   entry was cleared before the flush. Then every old entry dirty where
+ *   its copy is clean marks its folio dirty, as zap_pte_range() does for
+ *   an entry it clears: before the rmap locks are dropped, so before
+ *   reclaim, writeback's folio_mkclean() or MADV_FREE's discard can look
+ *   at the folio. folio_mark_dirty() is safe here as in zap_pte_range():
+ *   the folio is mapped (by the new entry) and truncation cannot unmap it
+ *   while i_mmap_rwsem is held. Only an entry copied writable and clean
+ *   can gain a dirty bit (a write needs a writable TLB entry, and with
+ *   mmap_lock held for write no write-protection waits for its flush;
+ *   reclaim's batched one was settled by flush_tlb_batched_pending()),
+ *   so the copy notes those, and only they are looked at again.
+ * - Accessed bits set on old entries after the copy are not carried
+ *   over: an access in that window makes the page look one scan colder
+ *   to reclaim, as an access through a stale TLB entry after a
+ *   get-and-clear does with mremap(2).
+ * - The detached table is not freed: after the flush and the dirty bits,
+ *   it is emptied with plain stores and hooked back under its PMD entry,
+ *   an empty table where the source was, as move_ptes() leaves the
+ *   source's tables. So nothing waits for an RCU grace period, the ENOMEM
+ *   undo (which moves back into the source) needs no allocation, and a
+ *   MREMAP_DONTUNMAP source keeps its tables. Lockless GUP-fast may have
+ *   read the PMD entry before the detach and still be in the table: it
+ *   sees valid entries (the move is not complete for it, as against
+ *   fr_reloc_ptes() before a get-and-clear), or none, and rechecks the
+ *   entry it pinned through against the table, which then holds none.
+ * - Partial tables. A table the range covers only partly (the first and
+ *   last of an unaligned range) is shared with entries that stay, so it
+ *   cannot be detached: its entries move with fr_reloc_ptes(). A
+ *   misaligned move spreads one source table over two destination
+ *   tables: both must exist (FR_PREPARE allocated them), else this falls
+ *   back to fr_reloc_ptes() for the part the current extent covers.
+ * - x86-64 only (FR_COPY_TABLES): arm64's contiguous-PTE blocks would need
+ *   fr_arch_move_block()'s unfolding in the copy.
+ */
+
+/* The destination's PMD entry for @addr if it points to a PTE table. */
+static pmd_t *fr_dst_table(struct mm_struct *mm, unsigned long addr)
+{
+	pud_t *pud = fr_old_pud(mm, addr);
+	pmd_t *pmd, pmdval;
+
+	if (!pud)
+		return NULL;
+	pmd = pmd_offset(pud, addr);
+	pmdval = READ_ONCE(*pmd);
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
+		return NULL;
+	return pmd;
+}
+
+/*
+ * Copies entries @from to @to of the table at @old into @new_pmd's table,
+ * noting in @clean which were writable and clean.
+ */
+static unsigned long __fr_hot __fr_page_aligned
+fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
+	     unsigned int to, pmd_t *new_pmd, unsigned long new_addr,
+	     spinlock_t *held, unsigned long *clean)
+{
+	spinlock_t *ptl = pte_lockptr(m->mm, new_pmd);
+	pte_t *new_pte = pte_offset_kernel(new_pmd, new_addr);
+	unsigned long n = 0;
+	unsigned int i;
+	pte_t pte;
+
+	if (ptl != held)
+		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
+	for (i = from; i < to; i++, new_pte++, new_addr += PAGE_SIZE) {
+		pte = ptep_get(old + i);
+		if (pte_none(pte))
+			continue;
+		if (pte_present(pte) && pte_write(pte) && !pte_dirty(pte))
+			__set_bit(i, clean);
+		fr_arch_set_pte(m->mm, new_addr, new_pte,
+				FR_MUTANT(NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
+		n++;
+	}
+	if (ptl != held)
+		spin_unlock(ptl);
+	return n;
+}
+
+/*
+ * Moves the whole source table at @old_pmd (@old_addr PMD-aligned) by
+ * copying; see above. The first @extent bytes go to @new_pmd's table, the
+ * rest to the next destination table. Returns false, having changed
+ * nothing, when that cannot be done here: fr_reloc_ptes() then moves the
+ * extent.
+ */
+static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
+				   unsigned long old_addr,
+				   unsigned long old_end, pmd_t *new_pmd,
+				   unsigned long new_addr,
+				   unsigned long extent)
+{
+	unsigned int split = extent >> PAGE_SHIFT;
+	pmd_t *new_pmd2 = NULL, pmdval;
+	struct fr_copied *c;
+	unsigned long n;
+	spinlock_t *pml;
+	pte_t *old;
+
+	if ((old_addr & ~PMD_MASK) || old_end - old_addr < PMD_SIZE ||
+	    m->ncopied >= m->max_copied)
+		return false;
+	if (split < PTRS_PER_PTE) {
+		new_pmd2 = fr_dst_table(m->mm, new_addr + extent);
+		if (!new_pmd2)
+			return false;
+	}
+	/* The PMD entry's lock, then the PTE tables', as retract_page_tables(). */
+	pml = pmd_lockptr(m->mm, old_pmd);
+	spin_lock(pml);
+	pmdval = *old_pmd;
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval)) {
+		spin_unlock(pml);
+		return false;
+	}
+	c = &m->copied[m->ncopied++];
+	bitmap_zero(c->clean, PTRS_PER_PTE);
+	old = pte_offset_kernel(&pmdval, old_addr);
+	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr, pml, c->clean);
+	if (new_pmd2)
+		n += fr_copy_ptes(m, old, split, PTRS_PER_PTE, new_pmd2,
+				  new_addr + extent, pml, c->clean);
+	spin_unlock(pml);
+
+	c->old_pmd = old_pmd;
+	c->pmdval = pmdval;
+	c->old_addr = old_addr;
+	c->new_addr = new_addr;
+	c->new_pmd[0] = new_pmd;
+	c->new_pmd[1] = new_pmd2;
+	m->stats.pte += n;
+	/* Even an empty table needs the flush before it is freed. */
+	m->moved = true;
+	return true;
+}
+
+/* Room for the tables one pass may detach; none when it cannot be had. */
+static void fr_copy_begin(struct fr_reloc *m, unsigned long old_addr,
+			  unsigned long old_end)
+{
+	m->ncopied = 0;
+	m->max_copied = 0;
+	m->copied = NULL;
+	if (!fr_hook_copy_tables())
+		return;
+	/* At most one per PMD of a pass's budget, and one for a straddling start. */
+	m->max_copied = min((old_end - old_addr) / PMD_SIZE,
+			    fr_hook_pass_budget(FR_PASS_BUDGET) / PTRS_PER_PTE + 1);
+	if (!m->max_copied)
+		return;
+	m->copied = kvmalloc_array(m->max_copied, sizeof(*m->copied),
+				   GFP_KERNEL | __GFP_NOWARN);
+	if (!m->copied)
+		m->max_copied = 0;
+}
+
+static void fr_copy_end(struct fr_reloc *m)
+{
+	kvfree(m->copied);
+	m->copied = NULL;
+	m->max_copied = 0;
+}
+
+/* Before the flush: unhooks every table fr_copy_table() copied. */
+static void fr_detach_tables(struct fr_reloc *m)
+{
+	struct fr_copied *c;
+	spinlock_t *pml;
+	unsigned int k;
+
+	for (k = 0; k < m->ncopied; k++) {
+		c = &m->copied[k];
+		pml = pmd_lockptr(m->mm, c->old_pmd);
+		spin_lock(pml);
+		/* Nothing else may change it: see above. */
+		VM_WARN_ON_ONCE(!pmd_same(*c->old_pmd, c->pmdval));
+		pmd_clear(c->old_pmd);
+		spin_unlock(pml);
+	}
+}
+
+/*
+ * After the flush: carries the dirty bits the hardware set on detached
+ * entries over to their folios, empties each detached table with plain
+ * stores and hooks it back where it was (see above). Called with the rmap
+ * locks still held.
+ */
+static void fr_release_tables(struct fr_reloc *m)
+{
+	pte_t *old, *new0, *new1 = NULL, *new;
+	unsigned int k, i, split;
+	struct fr_copied *c;
+	spinlock_t *pml;
+	pte_t pte;
+
+	/* The test logs show that the copying mover ran. */
+	if (m->ncopied)
+		pr_info_once("copy_tables: a pass moved %u PTE tables by copying\n",
+			     m->ncopied);
+	for (k = 0; k < m->ncopied; k++) {
+		c = &m->copied[k];
+		old = pte_offset_kernel(&c->pmdval, c->old_addr);
+		split = (PMD_SIZE - (c->new_addr & ~PMD_MASK)) >> PAGE_SHIFT;
+		new0 = pte_offset_kernel(c->new_pmd[0], c->new_addr);
+		if (c->new_pmd[1])
+			new1 = pte_offset_kernel(c->new_pmd[1],
+						 c->new_addr + split * PAGE_SIZE);
+		for_each_set_bit(i, c->clean, PTRS_PER_PTE) {
+			pte = ptep_get(old + i);
+			if (!pte_dirty(pte))
+				continue;
+			new = i < split ? new0 + i : new1 + (i - split);
+			if (!pte_dirty(ptep_get(new)))
+				folio_mark_dirty(page_folio(pte_page(pte)));
+		}
+		for (i = 0; i < PTRS_PER_PTE; i++)
+			fr_arch_set_pte(m->mm, c->old_addr + i * PAGE_SIZE,
+					old + i, __pte(0));
+		pml = pmd_lockptr(m->mm, c->old_pmd);
+		spin_lock(pml);
+		pmd_populate(m->mm, c->old_pmd, pmd_pgtable(c->pmdval));
+		spin_unlock(pml);
+	}
+	m->ncopied = 0;
+}
+#else
+static inline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
+				 unsigned long old_addr, unsigned long old_end,
+				 pmd_t *new_pmd, unsigned long new_addr,
+				 unsigned long extent)
+{
+	return false;
+}
+
+static inline void fr_copy_begin(struct fr_reloc *m, unsigned long old_addr,
+				 unsigned long old_end)
+{
+}
+
+static inline void fr_copy_end(struct fr_reloc *m)
+{
+}
+
+static inline void fr_detach_tables(struct fr_reloc *m)
+{
+}
+
+static inline void fr_release_tables(struct fr_reloc *m)
+{
+}
+#endif
+
 /*
  * The one walk behind both modes, so that FR_MOVE takes exactly the
  * decisions FR_PREPARE provisioned for. Returns the source address it
@@ -461,9 +758,17 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 		}
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
-		if (mode == FR_MOVE)
-			fr_reloc_ptes(m, old_pmd, old_addr, old_addr + extent,
-				     new_pmd, new_addr);
+		if (mode == FR_PREPARE)
+			continue;
+		/* copy_tables (test builds): a whole source table is copied. */
+		if (FR_COPY_TABLES &&
+		    fr_copy_table(m, old_pmd, old_addr, old_end, new_pmd,
+				  new_addr, extent)) {
+			extent = PMD_SIZE;
+			continue;
+		}
+		fr_reloc_ptes(m, old_pmd, old_addr, old_addr + extent, new_pmd,
+			      new_addr);
 	}
 	return old_end;
 }
@@ -537,6 +842,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 	done = old_addr;
 	m->src_start = old_addr;
 	m->src_end = old_end;
+	fr_copy_begin(m, old_addr, old_end);
 	fr_mmu_notifier_start(&range, m->old_vma, old_addr, old_end);
 	while (done < old_end) {
 		/*
@@ -569,6 +875,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		stop = fr_walk(m, FR_MOVE, done, prepared,
 			       new_addr + (done - old_addr));
 		fr_prof_lap(&m->prof_t, FR_PROF_R_MOVE);
+		fr_detach_tables(m);
 		/*
 		 * The single TLB flush, for everything moved in this pass.
 		 * Until it completes, other CPUs may still translate source
@@ -611,6 +918,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 			m->moved = false;
 		}
 		fr_prof_lap(&m->prof_t, FR_PROF_R_FLUSH);
+		fr_release_tables(m);
 		fr_rmap_unlock(m->old_vma);
 		fr_prof_lap(&m->prof_t, FR_PROF_R_UNLOCK);
 		/*
@@ -633,6 +941,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		done = stop;
 	}
 	fr_mmu_notifier_end(&range);
+	fr_copy_end(m);
 	/* Realigned, and stopped inside the first PMD: nothing of ours moved. */
 	return done > start ? done - start : 0;
 }
