@@ -104,6 +104,9 @@ int selected(const char *id)
 
 struct cell (*cells)[NCONT];
 
+/* The test build's switch to the table-copying mover (workload 3t). */
+#define COPY_TABLES "/sys/module/fastremap/parameters/copy_tables"
+
 static int mthp_set(const char *val, char *saved, size_t n)
 {
 	char p[128];
@@ -144,6 +147,11 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 			snprintf(cl->state, sizeof(cl->state), "skip: %s", uffd_unavail);
 		cont[nc++] = c;
 	}
+	if (w->copy_tables && t_write_str(COPY_TABLES, "1"))
+		for (k = 0; k < nc; k++)
+			if (cont[k] == C_FR && !cells[wi][C_FR].state[0])
+				snprintf(cells[wi][C_FR].state, sizeof(cells[wi][C_FR].state),
+					 "skip: no copy_tables parameter (test builds only)");
 	if (w->kind == K_MOVE && cfg.size < GiB && w->dst_off == 0)
 		printf("# note: size %zu MiB < 1 GiB: workload %s is not a PUD-level move\n",
 		       cfg.size / MiB, w->id);
@@ -232,6 +240,8 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 		cl->mthp_allocs = rr.mthp_allocs;
 	}
 	pool_free();
+	if (w->copy_tables)
+		t_write_str(COPY_TABLES, "0");
 	if (w->mthp)
 		mthp_set(saved, NULL, 0);
 	if (w->writer)
