@@ -468,8 +468,21 @@ static pmd_t *fr_dst_table(struct mm_struct *mm, unsigned long addr)
 }
 
 /*
+ * An entry a CPU may still dirty through a stale TLB entry: present,
+ * writable, clean. x86's flags in the low bits, tested together (the
+ * generic accessors mask the PFN off first, with a load per entry); a
+ * PROT_NONE entry is not writable, a shadow-stack one already dirty.
+ */
+static inline bool fr_pte_clean_writable(pte_t pte)
+{
+	return (native_pte_val(pte) & (_PAGE_PRESENT | _PAGE_RW | _PAGE_DIRTY)) ==
+	       (_PAGE_PRESENT | _PAGE_RW);
+}
+
+/*
  * Copies entries @from to @to of the table at @old into @new_pmd's table,
- * noting in @clean which were writable and clean.
+ * noting in @clean which were writable and clean. Plain stores: Xen PV,
+ * whose set_pte() is a hypercall, never gets here (fr_copy_table()).
  */
 static unsigned long __fr_hot __fr_page_aligned
 fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
@@ -477,26 +490,52 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 	     spinlock_t *held, unsigned long *clean)
 {
 	spinlock_t *ptl = pte_lockptr(m->mm, new_pmd);
-	pte_t *new_pte = pte_offset_kernel(new_pmd, new_addr);
-	unsigned long n = 0;
-	unsigned int i;
+	pte_t *dst = pte_offset_kernel(new_pmd, new_addr);
+	pte_t *src = old + from, *end = old + to;
+	unsigned long none = 0;
+	bool soft = IS_ENABLED(CONFIG_MEM_SOFT_DIRTY) &&
+		    !FR_MUTANT(NO_SOFT_DIRTY);
 	pte_t pte;
 
 	if (ptl != held)
 		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
-	for (i = from; i < to; i++, new_pte++, new_addr += PAGE_SIZE) {
-		pte = ptep_get(old + i);
-		if (pte_none(pte))
+	/* fr_moved_pte(), with the present entry the likely one. */
+	for (; src < end; src++, dst++) {
+		pte = ptep_get(src);
+		if (pte_none(pte)) {
+			none++;
 			continue;
-		if (pte_present(pte) && pte_write(pte) && !pte_dirty(pte))
-			__set_bit(i, clean);
-		fr_arch_set_pte(m->mm, new_addr, new_pte,
-				FR_MUTANT(NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
-		n++;
+		}
+		if (likely(pte_present(pte))) {
+			if (unlikely(fr_pte_clean_writable(pte)))
+				__set_bit(src - old, clean);
+			if (soft)
+				pte = pte_mksoft_dirty(pte);
+		} else if (soft) {
+			pte = pte_swp_mksoft_dirty(pte);
+		}
+		native_set_pte(dst, pte);
 	}
 	if (ptl != held)
 		spin_unlock(ptl);
-	return n;
+	return to - from - none;
+}
+
+/* Empties a detached table: plain stores, eight a round. */
+static void fr_empty_table(pte_t *old)
+{
+	pte_t *end = old + PTRS_PER_PTE;
+
+	for (; old < end; old += 8) {
+		native_pte_clear(NULL, 0, old);
+		native_pte_clear(NULL, 0, old + 1);
+		native_pte_clear(NULL, 0, old + 2);
+		native_pte_clear(NULL, 0, old + 3);
+		native_pte_clear(NULL, 0, old + 4);
+		native_pte_clear(NULL, 0, old + 5);
+		native_pte_clear(NULL, 0, old + 6);
+		native_pte_clear(NULL, 0, old + 7);
+	}
 }
 
 /*
@@ -520,7 +559,8 @@ static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
 	pte_t *old;
 
 	if ((old_addr & ~PMD_MASK) || old_end - old_addr < PMD_SIZE ||
-	    m->ncopied >= m->max_copied)
+	    m->ncopied >= m->max_copied ||
+	    cpu_feature_enabled(X86_FEATURE_XENPV))
 		return false;
 	if (split < PTRS_PER_PTE) {
 		new_pmd2 = fr_dst_table(m->mm, new_addr + extent);
@@ -635,9 +675,7 @@ static void fr_release_tables(struct fr_reloc *m)
 			if (!pte_dirty(ptep_get(new)))
 				folio_mark_dirty(page_folio(pte_page(pte)));
 		}
-		for (i = 0; i < PTRS_PER_PTE; i++)
-			fr_arch_set_pte(m->mm, c->old_addr + i * PAGE_SIZE,
-					old + i, __pte(0));
+		fr_empty_table(old);
 		pml = pmd_lockptr(m->mm, c->old_pmd);
 		spin_lock(pml);
 		pmd_populate(m->mm, c->old_pmd, pmd_pgtable(c->pmdval));
