@@ -676,22 +676,18 @@ static void fr_release_tables(struct fr_reloc *m)
 				folio_mark_dirty(page_folio(pte_page(pte)));
 		}
 		fr_empty_table(old);
+		/*
+		 * The entry it had: pmd_populate() adds only Xen PV's
+		 * paravirt_alloc_pte(), and copying is never done there.
+		 */
 		pml = pmd_lockptr(m->mm, c->old_pmd);
 		spin_lock(pml);
-		pmd_populate(m->mm, c->old_pmd, pmd_pgtable(c->pmdval));
+		native_set_pmd(c->old_pmd, c->pmdval);
 		spin_unlock(pml);
 	}
 	m->ncopied = 0;
 }
 #else
-static inline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
-				 unsigned long old_addr, unsigned long old_end,
-				 pmd_t *new_pmd, unsigned long new_addr,
-				 unsigned long extent)
-{
-	return false;
-}
-
 static inline void fr_copy_begin(struct fr_reloc *m, unsigned long old_addr,
 				 unsigned long old_end)
 {
@@ -796,17 +792,18 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 		}
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
-		if (mode == FR_PREPARE)
-			continue;
+#if FR_COPY_TABLES
 		/* copy_tables (test builds): a whole source table is copied. */
-		if (FR_COPY_TABLES &&
+		if (mode == FR_MOVE &&
 		    fr_copy_table(m, old_pmd, old_addr, old_end, new_pmd,
 				  new_addr, extent)) {
 			extent = PMD_SIZE;
 			continue;
 		}
-		fr_reloc_ptes(m, old_pmd, old_addr, old_addr + extent, new_pmd,
-			      new_addr);
+#endif
+		if (mode == FR_MOVE)
+			fr_reloc_ptes(m, old_pmd, old_addr, old_addr + extent,
+				     new_pmd, new_addr);
 	}
 	return old_end;
 }
