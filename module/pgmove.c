@@ -305,7 +305,7 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * and detaching it with one PMD clear. That copying mover is below
  * (FR_COPY_TABLES), in test builds only, behind copy_tables=1. Counted on
  * 6.1 (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
- * copying"): a move made with it takes 39.2 kernel instructions and 0.023
+ * copying"): a move made with it takes 39.1 kernel instructions and 0.023
  * atomics per moved PTE, with this loop 42.6 and 1.03, mremap(2) 48.0 and
  * 1.02; the
  * hardware cost model makes it 1.21-2.76x this mover on every modelled CPU
