@@ -307,9 +307,8 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * 6.1 (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
  * copying"): a move made with it takes 39.1 kernel instructions and 0.023
  * atomics per moved PTE, with this loop 42.6 and 1.03, mremap(2) 48.0 and
- * 1.02; the
- * hardware cost model makes it 1.21-2.76x this mover on every modelled CPU
- * (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one, and becomes
+ * 1.02; the hardware cost model makes it 1.21-2.76x this mover on every
+ * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one, and becomes
  * the product path once its dirty-bit window has tests and mutants of its
  * own, page_table_check (the debug lanes) sees it, and arm64 has it: until
  * then this loop is what release builds run. Entries of tables the range
@@ -591,7 +590,7 @@ static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
 	c->new_pmd[0] = new_pmd;
 	c->new_pmd[1] = new_pmd2;
 	m->stats.pte += n;
-	/* Even an empty table needs the flush before it is freed. */
+	/* Even an empty table is detached, which needs the flush. */
 	m->moved = true;
 	return true;
 }
