@@ -140,6 +140,11 @@ struct workload {
 	 * the moves to mremap(2); 2: the module, called directly.
 	 */
 	int route;
+	/*
+	 * 1: the module's test-build parameter copy_tables is 1 for this
+	 * workload (whole PTE tables moved by copying), 0 again after it.
+	 */
+	int copy_tables;
 };
 
 #define B(c) (1u << (c))	/* a contender in workload.conts */

@@ -107,6 +107,9 @@ int selected(const char *id)
 
 struct cell (*cells)[NCONT];
 
+/* The test build's switch to the table-copying mover (workload 3t). */
+#define COPY_TABLES "/sys/module/fastremap/parameters/copy_tables"
+
 static int mthp_set(const struct workload *w, const char *val, char *saved, size_t n)
 {
 	char p[128];
@@ -153,6 +156,11 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 		printf("# %s\n", msg);
 		return;
 	}
+	if (w->copy_tables && t_write_str(COPY_TABLES, "1"))
+		for (k = 0; k < nc; k++)
+			if (cont[k] == C_FR && !cells[wi][C_FR].state[0])
+				snprintf(cells[wi][C_FR].state, sizeof(cells[wi][C_FR].state),
+					 "skip: no copy_tables parameter (test builds only)");
 	if (w->kind == K_MOVE && cfg.size < PUD_SZ && !geo_off(w->dst_off))
 		printf("# note: size %zu MiB < %zu MiB (a PUD): workload %s is not a PUD-level move\n",
 		       cfg.size / MiB, PUD_SZ / MiB, w->id);
@@ -248,6 +256,8 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 		cl->mthp_allocs = rr.mthp_allocs;
 	}
 	pool_free();
+	if (w->copy_tables)
+		t_write_str(COPY_TABLES, "0");
 	if (w->mthp)
 		mthp_set(w, saved, NULL, 0);
 	if (w->writer)

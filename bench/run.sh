@@ -62,6 +62,11 @@ COUNT=${BENCH_COUNT:-0}
 [ "$COUNT" = 1 ] && [ "$native" = 1 ] && fr_die "BENCH_COUNT=1 counts in the emulator: not with --native"
 export FASTREMAP_BENCH_COUNT=$COUNT
 PLUGIN="$FR_BUILD/plugin/fr_count.so"
+# FASTREMAP_BENCH_MODULE=test: the test build of the module, whose
+# parameters workload 3t needs (copy_tables); the default is what users get.
+MODULE_KIND=${FASTREMAP_BENCH_MODULE:-release}
+[ "$MODULE_KIND" = release ] || [ "$MODULE_KIND" = test ] ||
+	fr_die "FASTREMAP_BENCH_MODULE=$MODULE_KIND: release or test"
 
 if [ "${BENCH_FULL:-0}" = 1 ]; then
 	SUITES=${FASTREMAP_BENCH_SUITES:-bookworm trixie sid}
@@ -223,7 +228,7 @@ run_vm() {
 	local suite=$1 log csv bad rc start pid fpid
 	log="$LOGDIR/$suite-vm.log"
 	fr_log "$suite: building the module"
-	if ! "$FR_TOP/scripts/build-module.sh" "$suite" release; then
+	if ! "$FR_TOP/scripts/build-module.sh" "$suite" "$MODULE_KIND"; then
 		check "$suite: module builds" 0
 		return
 	fi

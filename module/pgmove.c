@@ -33,6 +33,7 @@
 #include <linux/sched.h>
 #include <linux/huge_mm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/slab.h>
 #include <asm/pgalloc.h>
 #include "compat.h"
 #include "arch.h"
@@ -303,19 +304,18 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * marker entries; only the soft-dirty bit is set, as mremap(2) sets it.
  *
  * One atomic get-and-clear per entry, as the kernel does, although our one
- * flush per pass would allow copying a whole table with plain loads and
- * stores and detaching it with one PMD clear. That copying mover was built
- * and rejected: until the flush, CPUs may still set
- * accessed and dirty bits in the detached entries, which must then be
- * carried over to the folios (or a MADV_FREE'd or shared page written in
- * that window is dropped as clean), and the detached tables must be
- * emptied and hooked back (the ENOMEM undo and MREMAP_DONTUNMAP need
- * them). It passed the differential, ENOMEM and dirty-bit tests, but in
- * the same boot it measured level with this loop (1 GiB at PTE level on
- * 6.1: 45.5 against 49.4 ms, intervals overlapping; an earlier version
- * slower), so its window and second hot loop would add risk to a live
- * page-table path for no measured gain (bench/README.md, "Whole PTE tables
- * moved by copying: rejected"). Revisit only with a hardware measurement.
+ * flush per pass allows copying a whole table with plain loads and stores
+ * and detaching it with one PMD clear. That copying mover is below
+ * (FR_COPY_TABLES), in test builds only, behind copy_tables=1. Counted on
+ * 6.1 (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
+ * copying"): a move made with it takes 39.1 kernel instructions and 0.023
+ * atomics per moved PTE, with this loop 42.6 and 1.03, mremap(2) 48.0 and
+ * 1.02; the hardware cost model makes it 1.21-2.76x this mover on every
+ * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one, and becomes
+ * the product path once its dirty-bit window has tests and mutants of its
+ * own, page_table_check (the debug lanes) sees it, and arm64 has it: until
+ * then this loop is what release builds run. Entries of tables the range
+ * covers only in part always move here.
  */
 static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *old_pmd,
 			 unsigned long old_addr, unsigned long old_end,
@@ -377,6 +377,336 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 	fr_unlock2(old_ptl, new_ptl);
 	fr_reloc_count(m, &m->stats.pte, n);
 }
+
+#if FR_COPY_TABLES
+/*
+ * The table-copying mover (test builds, copy_tables=1): the alternative
+ * the bench counts against fr_reloc_ptes() (bench/README.md, "Whole PTE
+ * tables moved by copying").
+ *
+ * fr_reloc_ptes() pays an atomic get-and-clear per entry, as move_ptes()
+ * does: once an entry is cleared, a CPU still holding a clean TLB entry
+ * for it that writes faults instead of setting the dirty bit, and a dirty
+ * bit set before the clear comes with the value. When a source table lies
+ * wholly inside the moved range, fr_copy_table() instead copies its
+ * entries into the destination table(s) with plain loads and stores and
+ * leaves the source entries as they are; at the end of the pass,
+ * fr_detach_tables() detaches every such table with one store to its PMD
+ * entry, and after the pass's single flush fr_release_tables() carries
+ * the dirty bits over, empties them and hooks them back. Why that is
+ * safe:
+ *
+ * - Who can touch the entries meanwhile. Everything that reads or changes
+ *   PTEs in software is excluded, as for fr_reloc_ptes() (see the comment
+ *   at the flush in fr_relocate()): faults and every mm walker by
+ *   mmap_lock and the VMA write locks, every rmap walker (reclaim,
+ *   migration, folio_mkclean(), truncation, retraction) by the rmap write
+ *   locks. No other VMA maps into a source table whose whole PMD span is
+ *   in the moved range (realigned or not, the range lies in one VMA and
+ *   the holes next to it), so neither a per-VMA-lock fault nor
+ *   UFFDIO_MOVE between neighbours can reach it. What remains is the
+ *   hardware, which sets accessed and dirty bits with atomic updates, and
+ *   lockless GUP-fast, which only reads.
+ * - Both copies are valid at once until the flush: the old entry maps the
+ *   page at the old address (through the table until its PMD entry is
+ *   cleared, then through stale TLB and paging-structure caches), the
+ *   new one at the new address. fr_reloc_ptes() allows the same from the
+ *   other side: the page is mapped by a stale TLB entry the rmap cannot
+ *   see until the flush, and nothing that could unmap, reclaim or
+ *   write-protect it runs before then.
+ * - Dirty bits. A CPU that writes through the old mapping after the copy
+ *   sets the dirty bit in the old entry, which no longer reaches the new
+ *   one. The detached table is not read again before the flush has
+ *   completed on every CPU (freed_tables: the paging-structure caches
+ *   too), after which no CPU can set a bit in it, nor reach it: its PMD
+ *   entry was cleared before the flush. Then every old entry dirty where
+ *   its copy is clean marks its folio dirty, as zap_pte_range() does for
+ *   an entry it clears: before the rmap locks are dropped, so before
+ *   reclaim, writeback's folio_mkclean() or MADV_FREE's discard can look
+ *   at the folio. folio_mark_dirty() is safe here as in zap_pte_range():
+ *   the folio is mapped (by the new entry) and truncation cannot unmap it
+ *   while i_mmap_rwsem is held. Only an entry copied writable and clean
+ *   can gain a dirty bit (a write needs a writable TLB entry, and with
+ *   mmap_lock held for write no write-protection waits for its flush;
+ *   reclaim's batched one was settled by flush_tlb_batched_pending()),
+ *   so the copy notes those, and only they are looked at again.
+ * - Accessed bits set on old entries after the copy are not carried
+ *   over: an access in that window makes the page look one scan colder
+ *   to reclaim, as an access through a stale TLB entry after a
+ *   get-and-clear does with mremap(2).
+ * - The detached table is not freed: after the flush and the dirty bits,
+ *   it is emptied with plain stores and hooked back under its PMD entry,
+ *   an empty table where the source was, as move_ptes() leaves the
+ *   source's tables. So nothing waits for an RCU grace period, the ENOMEM
+ *   undo (which moves back into the source) needs no allocation, and a
+ *   MREMAP_DONTUNMAP source keeps its tables. Lockless GUP-fast may have
+ *   read the PMD entry before the detach and still be in the table: it
+ *   sees valid entries (the move is not complete for it, as against
+ *   fr_reloc_ptes() before a get-and-clear), or none, and rechecks the
+ *   entry it pinned through against the table, which then holds none.
+ * - Partial tables. A table the range covers only partly (the first and
+ *   last of an unaligned range) is shared with entries that stay, so it
+ *   cannot be detached: its entries move with fr_reloc_ptes(). A
+ *   misaligned move spreads one source table over two destination
+ *   tables: both must exist (FR_PREPARE allocated them), else this falls
+ *   back to fr_reloc_ptes() for the part the current extent covers.
+ * - x86-64 only (FR_COPY_TABLES): arm64's contiguous-PTE blocks would need
+ *   fr_arch_move_block()'s unfolding in the copy.
+ */
+
+/* The destination's PMD entry for @addr if it points to a PTE table. */
+static pmd_t *fr_dst_table(struct mm_struct *mm, unsigned long addr)
+{
+	pud_t *pud = fr_old_pud(mm, addr);
+	pmd_t *pmd, pmdval;
+
+	if (!pud)
+		return NULL;
+	pmd = pmd_offset(pud, addr);
+	pmdval = READ_ONCE(*pmd);
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
+		return NULL;
+	return pmd;
+}
+
+/*
+ * An entry a CPU may still dirty through a stale TLB entry: present,
+ * writable, clean. x86's flags in the low bits, tested together (the
+ * generic accessors mask the PFN off first, with a load per entry); a
+ * PROT_NONE entry is not writable, a shadow-stack one already dirty.
+ */
+static inline bool fr_pte_clean_writable(pte_t pte)
+{
+	return (native_pte_val(pte) & (_PAGE_PRESENT | _PAGE_RW | _PAGE_DIRTY)) ==
+	       (_PAGE_PRESENT | _PAGE_RW);
+}
+
+/*
+ * Copies entries @from to @to of the table at @old into @new_pmd's table,
+ * noting in @clean which were writable and clean. Plain stores: Xen PV,
+ * whose set_pte() is a hypercall, never gets here (fr_copy_table()).
+ */
+static unsigned long __fr_hot __fr_page_aligned
+fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
+	     unsigned int to, pmd_t *new_pmd, unsigned long new_addr,
+	     spinlock_t *held, unsigned long *clean)
+{
+	spinlock_t *ptl = pte_lockptr(m->mm, new_pmd);
+	pte_t *dst = pte_offset_kernel(new_pmd, new_addr);
+	pte_t *src = old + from, *end = old + to;
+	unsigned long none = 0;
+	bool soft = IS_ENABLED(CONFIG_MEM_SOFT_DIRTY) &&
+		    !FR_MUTANT(NO_SOFT_DIRTY);
+	pte_t pte;
+
+	if (ptl != held)
+		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
+	/* fr_moved_pte(), with the present entry the likely one. */
+	for (; src < end; src++, dst++) {
+		pte = ptep_get(src);
+		if (pte_none(pte)) {
+			none++;
+			continue;
+		}
+		if (likely(pte_present(pte))) {
+			if (unlikely(fr_pte_clean_writable(pte)))
+				__set_bit(src - old, clean);
+			if (soft)
+				pte = pte_mksoft_dirty(pte);
+		} else if (soft) {
+			pte = pte_swp_mksoft_dirty(pte);
+		}
+		native_set_pte(dst, pte);
+	}
+	if (ptl != held)
+		spin_unlock(ptl);
+	return to - from - none;
+}
+
+/* Empties a detached table: plain stores, eight a round. */
+static void fr_empty_table(pte_t *old)
+{
+	pte_t *end = old + PTRS_PER_PTE;
+
+	for (; old < end; old += 8) {
+		native_pte_clear(NULL, 0, old);
+		native_pte_clear(NULL, 0, old + 1);
+		native_pte_clear(NULL, 0, old + 2);
+		native_pte_clear(NULL, 0, old + 3);
+		native_pte_clear(NULL, 0, old + 4);
+		native_pte_clear(NULL, 0, old + 5);
+		native_pte_clear(NULL, 0, old + 6);
+		native_pte_clear(NULL, 0, old + 7);
+	}
+}
+
+/*
+ * Moves the whole source table at @old_pmd (@old_addr PMD-aligned) by
+ * copying; see above. The first @extent bytes go to @new_pmd's table, the
+ * rest to the next destination table. Returns false, having changed
+ * nothing, when that cannot be done here: fr_reloc_ptes() then moves the
+ * extent.
+ */
+static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
+				   unsigned long old_addr,
+				   unsigned long old_end, pmd_t *new_pmd,
+				   unsigned long new_addr,
+				   unsigned long extent)
+{
+	unsigned int split = extent >> PAGE_SHIFT;
+	pmd_t *new_pmd2 = NULL, pmdval;
+	struct fr_copied *c;
+	unsigned long n;
+	spinlock_t *pml;
+	pte_t *old;
+
+	if ((old_addr & ~PMD_MASK) || old_end - old_addr < PMD_SIZE ||
+	    m->ncopied >= m->max_copied ||
+	    cpu_feature_enabled(X86_FEATURE_XENPV))
+		return false;
+	if (split < PTRS_PER_PTE) {
+		new_pmd2 = fr_dst_table(m->mm, new_addr + extent);
+		if (!new_pmd2)
+			return false;
+	}
+	/* The PMD entry's lock, then the PTE tables', as retract_page_tables(). */
+	pml = pmd_lockptr(m->mm, old_pmd);
+	spin_lock(pml);
+	pmdval = *old_pmd;
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval)) {
+		spin_unlock(pml);
+		return false;
+	}
+	c = &m->copied[m->ncopied++];
+	bitmap_zero(c->clean, PTRS_PER_PTE);
+	old = pte_offset_kernel(&pmdval, old_addr);
+	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr, pml, c->clean);
+	if (new_pmd2)
+		n += fr_copy_ptes(m, old, split, PTRS_PER_PTE, new_pmd2,
+				  new_addr + extent, pml, c->clean);
+	spin_unlock(pml);
+
+	c->old_pmd = old_pmd;
+	c->pmdval = pmdval;
+	c->old_addr = old_addr;
+	c->new_addr = new_addr;
+	c->new_pmd[0] = new_pmd;
+	c->new_pmd[1] = new_pmd2;
+	m->stats.pte += n;
+	/* Even an empty table is detached, which needs the flush. */
+	m->moved = true;
+	return true;
+}
+
+/* Room for the tables one pass may detach; none when it cannot be had. */
+static void fr_copy_begin(struct fr_reloc *m, unsigned long old_addr,
+			  unsigned long old_end)
+{
+	m->ncopied = 0;
+	m->max_copied = 0;
+	m->copied = NULL;
+	if (!fr_hook_copy_tables())
+		return;
+	/* At most one per PMD of a pass's budget, and one for a straddling start. */
+	m->max_copied = min((old_end - old_addr) / PMD_SIZE,
+			    fr_hook_pass_budget(FR_PASS_BUDGET) / PTRS_PER_PTE + 1);
+	if (!m->max_copied)
+		return;
+	m->copied = kvmalloc_array(m->max_copied, sizeof(*m->copied),
+				   GFP_KERNEL | __GFP_NOWARN);
+	if (!m->copied)
+		m->max_copied = 0;
+}
+
+static void fr_copy_end(struct fr_reloc *m)
+{
+	kvfree(m->copied);
+	m->copied = NULL;
+	m->max_copied = 0;
+}
+
+/* Before the flush: unhooks every table fr_copy_table() copied. */
+static void fr_detach_tables(struct fr_reloc *m)
+{
+	struct fr_copied *c;
+	spinlock_t *pml;
+	unsigned int k;
+
+	for (k = 0; k < m->ncopied; k++) {
+		c = &m->copied[k];
+		pml = pmd_lockptr(m->mm, c->old_pmd);
+		spin_lock(pml);
+		/* Nothing else may change it: see above. */
+		VM_WARN_ON_ONCE(!pmd_same(*c->old_pmd, c->pmdval));
+		pmd_clear(c->old_pmd);
+		spin_unlock(pml);
+	}
+}
+
+/*
+ * After the flush: carries the dirty bits the hardware set on detached
+ * entries over to their folios, empties each detached table with plain
+ * stores and hooks it back where it was (see above). Called with the rmap
+ * locks still held.
+ */
+static void fr_release_tables(struct fr_reloc *m)
+{
+	pte_t *old, *new0, *new1 = NULL, *new;
+	unsigned int k, i, split;
+	struct fr_copied *c;
+	spinlock_t *pml;
+	pte_t pte;
+
+	/* The test logs show that the copying mover ran. */
+	if (m->ncopied)
+		pr_info_once("copy_tables: a pass moved %u PTE tables by copying\n",
+			     m->ncopied);
+	for (k = 0; k < m->ncopied; k++) {
+		c = &m->copied[k];
+		old = pte_offset_kernel(&c->pmdval, c->old_addr);
+		split = (PMD_SIZE - (c->new_addr & ~PMD_MASK)) >> PAGE_SHIFT;
+		new0 = pte_offset_kernel(c->new_pmd[0], c->new_addr);
+		if (c->new_pmd[1])
+			new1 = pte_offset_kernel(c->new_pmd[1],
+						 c->new_addr + split * PAGE_SIZE);
+		for_each_set_bit(i, c->clean, PTRS_PER_PTE) {
+			pte = ptep_get(old + i);
+			if (!pte_dirty(pte))
+				continue;
+			new = i < split ? new0 + i : new1 + (i - split);
+			if (!pte_dirty(ptep_get(new)))
+				folio_mark_dirty(page_folio(pte_page(pte)));
+		}
+		fr_empty_table(old);
+		/*
+		 * The entry it had: pmd_populate() adds only Xen PV's
+		 * paravirt_alloc_pte(), and copying is never done there.
+		 */
+		pml = pmd_lockptr(m->mm, c->old_pmd);
+		spin_lock(pml);
+		native_set_pmd(c->old_pmd, c->pmdval);
+		spin_unlock(pml);
+	}
+	m->ncopied = 0;
+}
+#else
+static inline void fr_copy_begin(struct fr_reloc *m, unsigned long old_addr,
+				 unsigned long old_end)
+{
+}
+
+static inline void fr_copy_end(struct fr_reloc *m)
+{
+}
+
+static inline void fr_detach_tables(struct fr_reloc *m)
+{
+}
+
+static inline void fr_release_tables(struct fr_reloc *m)
+{
+}
+#endif
 
 /*
  * The one walk behind both modes, so that FR_MOVE takes exactly the
@@ -464,6 +794,15 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 		}
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
+#if FR_COPY_TABLES
+		/* copy_tables (test builds): a whole source table is copied. */
+		if (mode == FR_MOVE &&
+		    fr_copy_table(m, old_pmd, old_addr, old_end, new_pmd,
+				  new_addr, extent)) {
+			extent = PMD_SIZE;
+			continue;
+		}
+#endif
 		if (mode == FR_MOVE)
 			fr_reloc_ptes(m, old_pmd, old_addr, old_addr + extent,
 				     new_pmd, new_addr);
@@ -540,6 +879,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 	done = old_addr;
 	m->src_start = old_addr;
 	m->src_end = old_end;
+	fr_copy_begin(m, old_addr, old_end);
 	fr_mmu_notifier_start(&range, m->old_vma, old_addr, old_end);
 	while (done < old_end) {
 		/*
@@ -572,6 +912,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		stop = fr_walk(m, FR_MOVE, done, prepared,
 			       new_addr + (done - old_addr));
 		fr_prof_lap(&m->prof_t, FR_PROF_R_MOVE);
+		fr_detach_tables(m);
 		/*
 		 * The single TLB flush, for everything moved in this pass.
 		 * Until it completes, other CPUs may still translate source
@@ -614,6 +955,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 			m->moved = false;
 		}
 		fr_prof_lap(&m->prof_t, FR_PROF_R_FLUSH);
+		fr_release_tables(m);
 		fr_rmap_unlock(m->old_vma);
 		fr_prof_lap(&m->prof_t, FR_PROF_R_UNLOCK);
 		/*
@@ -636,6 +978,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		done = stop;
 	}
 	fr_mmu_notifier_end(&range);
+	fr_copy_end(m);
 	/* Realigned, and stopped inside the first PMD: nothing of ours moved. */
 	return done > start ? done - start : 0;
 }

@@ -22,6 +22,31 @@ struct fr_pt_stats {
 	u64 contpte_unfolded;	/* ... moved as single entries (cut, misaligned) */
 };
 
+/*
+ * The table-copying mover (pgmove.c): test builds only, x86-64 only, and
+ * not with page_table_check, which counts a copied entry as a second
+ * mapping. Selected at run time by copy_tables (testhooks.h).
+ */
+#if defined(FR_TEST_HOOKS) && defined(CONFIG_X86_64) && \
+	!defined(CONFIG_PAGE_TABLE_CHECK)
+#define FR_COPY_TABLES	1
+/*
+ * A source PTE table whose entries were copied: detached before the
+ * flush; after it, its dirty bits carried over, emptied and hooked back.
+ */
+struct fr_copied {
+	pmd_t *old_pmd;		/* its PMD entry, cleared just before the flush */
+	pmd_t pmdval;		/* the table */
+	unsigned long old_addr;	/* the PMD-aligned source address it mapped */
+	unsigned long new_addr;	/* where its first entry went */
+	pmd_t *new_pmd[2];	/* the destination tables, below and above the split */
+	/* Entries copied writable and clean: the only ones a CPU can dirty. */
+	DECLARE_BITMAP(clean, PTRS_PER_PTE);
+};
+#else
+#define FR_COPY_TABLES	0
+#endif
+
 struct fr_reloc {
 	struct mm_struct *mm;
 	struct vm_area_struct *old_vma;
@@ -35,6 +60,11 @@ struct fr_reloc {
 	bool table_in_source;
 	unsigned long spent;	/* work done by this pass so far */
 	u64 prof_t;	/* move_prof's clock (test builds) */
+#if FR_COPY_TABLES
+	/* Tables detached by this pass, and room for how many. */
+	struct fr_copied *copied;
+	unsigned int ncopied, max_copied;
+#endif
 };
 
 /*

@@ -148,6 +148,17 @@ unsigned long fr_hook_move_pass_pages(unsigned long dflt)
 	return fr_bound(&move_pass_pages, dflt);
 }
 
+/* Counting the copying mover against the per-entry one in one boot. */
+static bool copy_tables;
+module_param(copy_tables, bool, 0600);
+MODULE_PARM_DESC(copy_tables,
+		 "1: move whole source PTE tables by copying them (x86-64; tests and bench only)");
+
+bool fr_hook_copy_tables(void)
+{
+	return READ_ONCE(copy_tables);
+}
+
 /*
  * Where FASTREMAP_IOC_MOVE's time goes: nanoseconds per phase, summed
  * over calls, with the calls, moves and pages they made, and the same for

@@ -50,6 +50,12 @@ void fr_hook_stalled(void);
 unsigned long fr_hook_pass_budget(unsigned long dflt);
 /* move_pass_pages=N: FASTREMAP_IOC_MOVE passes of N pages (0: @dflt). */
 unsigned long fr_hook_move_pass_pages(unsigned long dflt);
+/*
+ * copy_tables=1: FASTREMAP_IOC_REMAP moves whole source PTE tables by
+ * copying them (pgmove.c, FR_COPY_TABLES), the alternative mover the
+ * bench counts against the per-entry one; 0, the default, does not.
+ */
+bool fr_hook_copy_tables(void);
 void fr_hook_prof_add(enum fr_prof_slot slot, u64 n);
 /*
  * lock_pairs: "pairs P swapped S descending D": pairs of two distinct
@@ -93,6 +99,11 @@ static inline unsigned long fr_hook_pass_budget(unsigned long dflt)
 static inline unsigned long fr_hook_move_pass_pages(unsigned long dflt)
 {
 	return dflt;
+}
+
+static inline bool fr_hook_copy_tables(void)
+{
+	return false;
 }
 
 static inline void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)

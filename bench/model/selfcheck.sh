@@ -4,7 +4,8 @@
 # guest: the table's rows are complete and cited, and the model computed on
 # the fixture (the counts of 6.1 x86-64 workloads 2, 3 and 6 as measured,
 # bench/README.md "Counts measured") gives the figures worked out by hand and
-# the table bench/README.md shows. Seconds; prints TAP, the last line
+# the table bench/README.md shows, and the copying mover's decision
+# (copy-tables.awk on its fixture) the figures the README gives. Seconds; prints TAP, the last line
 # "N passed, N failed, N skipped".
 # Usage: bench/model/selfcheck.sh
 set -euo pipefail
@@ -94,5 +95,44 @@ model md "$fixture" | grep '^| [0-9]' >"$tmp/md"
 notin=$(grep -vxFf "$top/bench/README.md" "$tmp/md" || true)
 tap_ok "$([ -s "$tmp/md" ] && [ -z "$notin" ] && echo 1)" \
 	"bench/README.md holds the modelled table of the fixture, row for row" "$notin"
+
+# The copying mover's decision (bench/README.md, "Whole PTE tables moved by
+# copying"): copy-tables.awk makes the copying mover the model's fastremap,
+# and the README's table has the model's figures, CPU by CPU.
+copyfix=$here/fixture-copy-tables-6.1.0-57-amd64.csv
+awk -F, -v OFS=, -f "$here/copy-tables.awk" "$copyfix" >"$tmp/copy.csv"
+model md "$tmp/copy.csv" >"$tmp/copy.md"
+crows=$(grep -c '^| 3_copy | \(per_entry\|mremap\) |' "$tmp/copy.md" || true)
+tap_ok "$([ "$crows" = $((2 * x86)) ] && echo 1)" \
+	"copy-tables.awk: the copying mover against the per-entry mover and mremap(2), per x86-64 CPU ($crows rows)" \
+	"$(cat "$tmp/copy.md")"
+want=$(awk -F' [|] ' '/^[|] 3_copy [|]/ {
+		cpu = $3; fr[cpu] = $4; o[cpu, $2] = $5; r[cpu, $2] = $6
+		if (!(cpu in seen)) { seen[cpu] = 1; order[++n] = cpu }
+	}
+	END {
+		for (i = 1; i <= n; i++) {
+			c = order[i]
+			printf "| %s | %s | %s | %s | %s | %s |\n", c, fr[c], o[c, "per_entry"],
+				o[c, "mremap"], r[c, "per_entry"], r[c, "mremap"]
+		}
+	}' "$tmp/copy.md")
+missing_rows() { # missing_rows FILE: the rows of $want that FILE lacks
+	while IFS= read -r l; do grep -qF "$l" "$1" || echo "$l"; done <<<"$want"
+}
+notin=$(missing_rows "$top/bench/README.md")
+tap_ok "$([ -n "$want" ] && [ -z "$notin" ] && echo 1)" \
+	"bench/README.md holds the copying mover's modelled figures, CPU by CPU" "$notin"
+# Its positive control: one ratio off in a copy of the README is seen.
+first=$(head -n 1 <<<"$want")
+bad=${first%x |}
+bad="${bad%?}9x |"
+grep -vF "$first" "$top/bench/README.md" >"$tmp/readme"
+echo "$bad" >>"$tmp/readme"
+tap_ok "$([ "$bad" != "$first" ] && [ -n "$(missing_rows "$tmp/readme")" ] && echo 1)" \
+	"positive control: a README row with one figure off is reported"
+# Its positive control: counts without workload 3t give no decision.
+tap_ok "$(awk -F, -v OFS=, -f "$here/copy-tables.awk" "$fixture" >/dev/null || echo 1)" \
+	"copy-tables.awk fails on counts without workload 3t (the first fixture)"
 
 tap_done_run

@@ -5,7 +5,8 @@
 # FASTREMAP_VM_EXTRA=DIR copies DIR's tree into the initramfs root as well
 # (a dynamic loader and libraries, for programs that are not static).
 # FASTREMAP_VM_ARGS=FILE: "NAME ARGS..." lines, the arguments each test
-# program gets (none by default). FASTREMAP_VM_APPEND: more kernel
+# program gets (none by default). FASTREMAP_VM_INSMOD_ARGS: the module's
+# parameters at its insmod (tests/harness/guest/init). FASTREMAP_VM_APPEND: more kernel
 # command-line options. FASTREMAP_VM_INIT: another /init than tests/harness/guest/init.
 # FASTREMAP_VM_BOOT_TIMEOUT: seconds a guest may take to start its init
 # (default 600; twice that for debug kernels and again for arm64).
@@ -65,6 +66,13 @@ done
 
 if [ -n "${FASTREMAP_VM_ARGS:-}" ]; then
 	cp "$FASTREMAP_VM_ARGS" "$stage/tests/args"
+fi
+# FASTREMAP_VM_INSMOD_ARGS: module parameters for the guest's insmod of
+# fastremap.ko (test builds' parameters, e.g. copy_tables=1).
+if [ -n "${FASTREMAP_VM_INSMOD_ARGS:-}" ]; then
+	[[ $FASTREMAP_VM_INSMOD_ARGS =~ ^[a-z_]+=[0-9a-z_]+(\ [a-z_]+=[0-9a-z_]+)*$ ]] ||
+		fr_die "FASTREMAP_VM_INSMOD_ARGS: NAME=VALUE words"
+	echo "$FASTREMAP_VM_INSMOD_ARGS" >"$stage/insmod-args"
 fi
 if [ -n "${FASTREMAP_VM_EXTRA:-}" ]; then
 	cp -a "$FASTREMAP_VM_EXTRA"/. "$stage"/
