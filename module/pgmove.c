@@ -935,7 +935,11 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		 * source entry gone and faults. Page-table locks were
 		 * dropped per entry: with all of the above excluded they
 		 * only order us against lockless GUP-fast, which sees
-		 * either the old or the new entry, both valid.
+		 * either the old or the new entry, both valid. Test builds'
+		 * copying mover (copy_tables) leaves the old entries in
+		 * tables fr_detach_tables() unhooked just above, and reads
+		 * their dirty bits only after this flush: see
+		 * fr_copy_table()'s argument.
 		 *
 		 * One flush per pass, and a pass is bounded by FR_PASS_BUDGET
 		 * so that the rmap write locks, which fork, exit, munmap and
