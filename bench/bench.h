@@ -145,6 +145,12 @@ struct workload {
 	 * workload (whole PTE tables moved by copying), 0 again after it.
 	 */
 	int copy_tables;
+	/*
+	 * K_MOVE: 1: every move's destination is a fresh address, FRESH_GAP
+	 * past the source's region and never mapped before (no page tables
+	 * above it), one per move; 0: the same destination every repetition.
+	 */
+	int fresh_dst;
 };
 
 #define B(c) (1u << (c))	/* a contender in workload.conts */

@@ -16,18 +16,25 @@ const struct workload workloads[] = {
 	 * routes this move to it (fastremap_remap(3), ROUTING).
 	 */
 	{ "1", "pud", "PUD-aligned src and dst (PUD level)", K_MOVE, { 0 }, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 1, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 1, 0, 0 },
 	/*
 	 * Workload 1 back and forth, the contenders taking turns move by
 	 * move, the module called directly: its fixed cost per call against
 	 * mremap(2)'s, measured pair by pair.
 	 */
 	{ "1p", "pud_pingpong", "a PUD moved back and forth between PUD-aligned places, the module called directly",
-	  K_PINGPONG, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 2, 0 },
+	  K_PINGPONG, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 2, 0, 0 },
 	{ "2", "pmd", "dst PMD-aligned only (PMD level)", K_MOVE, AT_PMD, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
+	/*
+	 * Workload 2 with a fresh destination per move, far from the
+	 * source: whether reusing workload 2's destination (its upper page
+	 * tables kept, its addresses warm) flatters either contender.
+	 */
+	{ "2f", "pmd_fresh_dst", "workload 2, every move to a fresh address past 8 GiB of gap",
+	  K_MOVE, AT_PMD, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, .fresh_dst = 1 },
 	{ "3", "pte", "dst misaligned by one page (PTE level)", K_MOVE, AT_PAGE, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0, 0 },
 	/*
 	 * Workload 3 with the module's table-copying mover (a test build's
 	 * copy_tables=1): counted against workload 3's per-entry mover in
@@ -45,28 +52,28 @@ const struct workload workloads[] = {
 	 */
 #ifdef __aarch64__
 	{ "3c", "pte_contpte", "contiguous-block mTHP, dst misaligned by one block (PTE level, contiguous blocks)",
-	  K_MOVE, AT_CONT, 0, 0, MTHP_CONT, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0 },
+	  K_MOVE, AT_CONT, 0, 0, MTHP_CONT, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
 #endif
 	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, AT_PAGE, 0, 1, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
 	{ "5", "thp", "THP (MADV_HUGEPAGE), dst PMD-aligned", K_MOVE, AT_PMD, 1, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
 	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, { 0 }, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
 	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, { 0 }, 0, 0, MTHP_64K,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
 	{ "7", "gc", "GC compaction: random runs of 1-16 pages into a to-space", K_GC, { 0 }, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0, 0 },
 	{ "7b1", "gc_move1", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1", K_GC,
-	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, { 0 }, 0, 0 },
+	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, { 0 }, 0, 0, 0 },
 	{ "7b64", "gc_move64", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 64", K_GC,
-	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, { 0 }, 0, 0 },
+	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, { 0 }, 0, 0, 0 },
 	{ "7b1024", "gc_move1024", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1024",
-	  K_GC, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, { 0 }, 0, 0 },
+	  K_GC, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, { 0 }, 0, 0, 0 },
 	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, { 0 }, 0, 0, 0,
-	  B(C_MEMCPY), 0, { 0 }, 0, 0 },
+	  B(C_MEMCPY), 0, { 0 }, 0, 0, 0 },
 	{ "9", "realign", "src and dst half a PMD into a PMD, holes below (realigned)", K_MOVE,
-	  AT_HALF_PMD_PAST_PMD, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, AT_HALF_PMD_PAST_PMD, 0, 0 },
+	  AT_HALF_PMD_PAST_PMD, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, AT_HALF_PMD_PAST_PMD, 0, 0, 0 },
 };
 const unsigned nwork = sizeof(workloads) / sizeof(workloads[0]);
 
@@ -92,21 +99,34 @@ void mthp_path(char *buf, size_t n, const struct workload *w, const char *file)
 		 mthp_size(w) / KiB, *file ? "/" : "", file);
 }
 
+/* workload.fresh_dst: the gap between the source and the first destination. */
+#define FRESH_GAP (8 * GiB)
+
+/* workload.fresh_dst: destinations a cell needs (timed and traced repetitions). */
+static size_t fresh_slots(void)
+{
+	return (size_t)(cfg.reps + 1) * NCONT;
+}
+
 /*
  * The layout of a K_MOVE or K_PINGPONG workload's pool (pool_ready()):
  * the bytes moved, and where source and destination start past the PUD
  * boundary the pool is aligned to. L: the region rounded up to whole
- * PUDs; a PUD of PROT_NONE gap between source and destination.
+ * PUDs; a PUD of PROT_NONE gap between source and destination. With
+ * fresh_dst, *dst_at is the first of fresh_slots() destinations, a
+ * region and a PUD apart.
  */
 static void pool_layout(const struct workload *w, size_t *len, size_t *src_at, size_t *dst_at,
 			size_t *rlen)
 {
 	size_t L = ALIGN_UP(cfg.size, PUD_SZ);
+	size_t gap = w->fresh_dst ? ALIGN_UP(FRESH_GAP, PUD_SZ) : PUD_SZ;
+	size_t slots = w->fresh_dst ? fresh_slots() : 1;
 
 	*len = cfg.size - geo_off(w->src_off);
 	*src_at = geo_off(w->src_off);
-	*dst_at = L + PUD_SZ + geo_off(w->dst_off);
-	*rlen = 2 * L + 3 * PUD_SZ;
+	*dst_at = L + gap + geo_off(w->dst_off);
+	*rlen = L + gap + slots * (L + PUD_SZ) + PUD_SZ;
 }
 
 static size_t phys_mem(void)
@@ -194,6 +214,7 @@ static struct {
 	size_t rlen;
 	char *at;		/* where the data is: src or dst */
 	int copy_dst;		/* a touched destination for memcpy is mapped */
+	size_t fresh_used;	/* workload.fresh_dst: destinations used */
 } pool;
 
 void pool_free(void)
@@ -342,6 +363,8 @@ int rep_move(const struct workload *w, int c, int rep, struct rep *out,
 		goto out;
 	src = pool.src;
 	dst = pool.dst;
+	if (w->fresh_dst)
+		dst += pool.fresh_used++ % fresh_slots() * (ALIGN_UP(cfg.size, PUD_SZ) + PUD_SZ);
 	t_tags_write(src, len, rep, 0);
 	if (w->thp)
 		out->thp_kb = anon_huge_kb();
