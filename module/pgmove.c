@@ -311,9 +311,10 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * copying"): a move made with it takes 39.1 kernel instructions and 0.023
  * atomics per moved PTE, with this loop 42.6 and 1.03, mremap(2) 48.0 and
  * 1.02; the hardware cost model makes it 1.21-2.76x this mover on every
- * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one, and becomes
- * the product path once its dirty-bit window has tests and mutants of its
- * own, page_table_check (the debug lanes) sees it, and arm64 has it: until
+ * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one.
+ * Its dirty-bit window has tests of its own (t_remap_dirty's rounds held
+ * inside it, and the mutant copy_no_dirty); it becomes the product path
+ * once page_table_check (the debug lanes) sees it and arm64 has it: until
  * then this loop is what release builds run. Entries of tables the range
  * covers only in part always move here.
  */
@@ -661,6 +662,8 @@ static void fr_release_tables(struct fr_reloc *m)
 	if (m->ncopied)
 		pr_info_once("copy_tables: a pass moved %u PTE tables by copying\n",
 			     m->ncopied);
+	if (m->ncopied)
+		fr_hook_tables_copied(m->ncopied);
 	for (k = 0; k < m->ncopied; k++) {
 		c = &m->copied[k];
 		old = pte_offset_kernel(&c->pmdval, c->old_addr);
@@ -674,7 +677,7 @@ static void fr_release_tables(struct fr_reloc *m)
 			if (!pte_dirty(pte))
 				continue;
 			new = i < split ? new0 + i : new1 + (i - split);
-			if (!pte_dirty(ptep_get(new)))
+			if (!pte_dirty(ptep_get(new)) && !FR_MUTANT(COPY_NO_DIRTY))
 				folio_mark_dirty(page_folio(pte_page(pte)));
 		}
 		fr_empty_table(old);
@@ -912,7 +915,6 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		stop = fr_walk(m, FR_MOVE, done, prepared,
 			       new_addr + (done - old_addr));
 		fr_prof_lap(&m->prof_t, FR_PROF_R_MOVE);
-		fr_detach_tables(m);
 		/*
 		 * The single TLB flush, for everything moved in this pass.
 		 * Until it completes, other CPUs may still translate source
@@ -937,9 +939,11 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		 * only order us against lockless GUP-fast, which sees
 		 * either the old or the new entry, both valid. Test builds'
 		 * copying mover (copy_tables) leaves the old entries in
-		 * tables fr_detach_tables() unhooked just above, and reads
-		 * their dirty bits only after this flush: see
-		 * fr_copy_table()'s argument.
+		 * tables fr_detach_tables() unhooks just before it, and
+		 * reads their dirty bits only after this flush: see
+		 * fr_copy_table()'s argument. The test hold comes before
+		 * the detach, so that a test can write through the copied
+		 * tables' old entries while both copies are live.
 		 *
 		 * One flush per pass, and a pass is bounded by FR_PASS_BUDGET
 		 * so that the rmap write locks, which fork, exit, munmap and
@@ -950,6 +954,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		 */
 		if (m->moved) {
 			fr_hook_unflushed();
+			fr_detach_tables(m);
 			if (!FR_MUTANT(NO_FLUSH))
 				fr_arch_flush_moved(m->old_vma, done,
 						    FR_MUTANT(FLUSH_2M) ?

@@ -16,6 +16,7 @@
 #include <linux/sysfs.h>
 #include <linux/wait.h>
 #include "compat-generated.h"
+#include "pgmove.h"
 #include "testhooks.h"
 
 static int fr_param_get(char *buf, const struct kernel_param *kp)
@@ -158,6 +159,22 @@ bool fr_hook_copy_tables(void)
 {
 	return READ_ONCE(copy_tables);
 }
+
+/*
+ * What copy_tables=1 moved; the parameter exists only where the copying
+ * mover is compiled in (FR_COPY_TABLES), so that a test knows.
+ */
+#if FR_COPY_TABLES
+static atomic_t tables_copied = ATOMIC_INIT(0);
+module_param_cb(tables_copied, &fr_count_ops, &tables_copied, 0400);
+MODULE_PARM_DESC(tables_copied,
+		 "source PTE tables moved by copying (tests only)");
+
+void fr_hook_tables_copied(unsigned int n)
+{
+	atomic_add(n, &tables_copied);
+}
+#endif
 
 /*
  * Where FASTREMAP_IOC_MOVE's time goes: nanoseconds per phase, summed

@@ -40,8 +40,9 @@ bool fr_hook_table_alloc_fails(void);
 void fr_hook_prepared(void);
 /*
  * hold_before_flush=1: the next pass of either ioctl that moved entries
- * stops before its TLB flush, with every lock of the pass held, reads 2
- * while it waits there, and goes on when 0 is written (or after 10 s).
+ * stops before its TLB flush, with every lock of the pass held (and the
+ * tables the copying mover copied not yet detached), reads 2 while it
+ * waits there, and goes on when 0 is written (or after 10 s).
  */
 void fr_hook_unflushed(void);
 /* prepare_retries: how often a pass stalled and the move prepared again. */
@@ -56,6 +57,11 @@ unsigned long fr_hook_move_pass_pages(unsigned long dflt);
  * bench counts against the per-entry one; 0, the default, does not.
  */
 bool fr_hook_copy_tables(void);
+/*
+ * tables_copied: source PTE tables the copying mover has moved, in all
+ * (defined where it is compiled in, FR_COPY_TABLES).
+ */
+void fr_hook_tables_copied(unsigned int n);
 void fr_hook_prof_add(enum fr_prof_slot slot, u64 n);
 /*
  * lock_pairs: "pairs P swapped S descending D": pairs of two distinct
@@ -104,6 +110,10 @@ static inline unsigned long fr_hook_move_pass_pages(unsigned long dflt)
 static inline bool fr_hook_copy_tables(void)
 {
 	return false;
+}
+
+static inline void fr_hook_tables_copied(unsigned int n)
+{
 }
 
 static inline void fr_hook_prof_add(enum fr_prof_slot slot, u64 n)
