@@ -7,7 +7,11 @@
 # repetition, (I)/(R) where the 95% interval lies above/below 1), the
 # entries the module moved at the level (of those the level predicts) and
 # the flushes: the module's own count, then the tlb_flush events traced
-# around one move of each contender.
+# around one move of each contender. Then the crossovers, per level: the
+# size from which each fastremap contender is faster than mremap(2) at
+# every larger size (median ratio above 1; "(I)" where that size's
+# interval lies above 1 too), the sizes where it is significantly slower
+# (R), and the largest size the library sends to mremap(2).
 
 function us(v) {
 	if (v == "")
@@ -44,6 +48,9 @@ NR == 1 {
 		bytes[k] = $col["size_bytes"]
 		pop[k] = $col["population"]
 		exp_[k] = $col["expected_entries"]
+		if (!($col["level"] in nsz))
+			lorder[++nlv] = $col["level"]
+		szs[$col["level"], ++nsz[$col["level"]]] = k
 	}
 	c = $col["contender"]
 	ok = $col["ok"]
@@ -98,5 +105,56 @@ END {
 		} else {
 			printf "%-4s %-7s %-7s %-22s %-11s %-11s %-14s %-14s %-16s %-5s %s\n", f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11]
 		}
+	}
+	crossovers()
+}
+
+# The smallest size of level l from which contender c's ratio stays above 1.
+function wins_from(l, c,    i, k, from) {
+	from = ""
+	for (i = nsz[l]; i >= 1; i--) {
+		k = szs[l, i] SUBSEP c
+		if (rat[k] == "" || rat[k] <= 1)
+			break
+		from = i
+	}
+	if (from == "")
+		return "never"
+	k = szs[l, from] SUBSEP c
+	return sz(bytes[szs[l, from]]) (rlo[k] > 1 ? " (I)" : "")
+}
+
+function slower(l, c,    i, k, out) {
+	out = ""
+	for (i = 1; i <= nsz[l]; i++) {
+		k = szs[l, i] SUBSEP c
+		if (rat[k] != "" && rhi[k] < 1)
+			out = out (out ? ", " : "") sz(bytes[szs[l, i]])
+	}
+	return out ? out : "none"
+}
+
+function routed(l,    i, out) {
+	out = "none"
+	for (i = 1; i <= nsz[l]; i++)
+		if (path[szs[l, i]] == "mremap(2)")
+			out = sz(bytes[szs[l, i]])
+	return out
+}
+
+function crossovers(    i, l) {
+	print ""
+	if (fmt == "md") {
+		print "| level | module direct faster from | module direct slower (R) at | library faster from | library slower (R) at | library sends to mremap(2) up to |"
+		print "|---|---|---|---|---|---|"
+	} else {
+		print "crossovers: level | module direct faster from | slower (R) at | library faster from | slower (R) at | routed to mremap(2) up to"
+	}
+	for (i = 1; i <= nlv; i++) {
+		l = lorder[i]
+		if (fmt == "md")
+			printf "| %s | %s | %s | %s | %s | %s |\n", l, wins_from(l, "fastremap_direct"), slower(l, "fastremap_direct"), wins_from(l, "fastremap"), slower(l, "fastremap"), routed(l)
+		else
+			printf "%s | %s | %s | %s | %s | %s\n", l, wins_from(l, "fastremap_direct"), slower(l, "fastremap_direct"), wins_from(l, "fastremap"), slower(l, "fastremap"), routed(l)
 	}
 }
