@@ -410,7 +410,11 @@ static int sweep_move(struct sw_cell *c, int k, int rep, int lib_module, double 
 	return 0;
 }
 
-/* The module's counts of one move, as the CSV's note prints them. */
+/*
+ * One cell: its region set up once, then the untimed traced moves, then
+ * the timed repetitions, each contender moving the region from the
+ * source position in turn.
+ */
 static void sweep_cell(struct sw_cell *c, int ci)
 {
 	char msg[128], sz[32], line[512];
