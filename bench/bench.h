@@ -2,8 +2,8 @@
 /*
  * fr_bench's parts (bench/README.md): the contenders (contenders.c),
  * helpers and workload 4's writer thread (util.c), the workloads
- * (workloads.c, workloads_gc.c), the statistics (stats.c) and the report
- * (report.c), configured and run by fr_bench.c. The TLB flushes are
+ * (workloads.c, workloads_gc.c), the size sweep (sweep.c), the statistics
+ * (stats.c) and the report (report.c), configured and run by fr_bench.c. The TLB flushes are
  * counted by the test library's counter (tests/lib/tlb.c). Declarations
  * only.
  */

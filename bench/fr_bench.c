@@ -42,6 +42,10 @@
  *                 from the PMD boundary below (mremap(2) does that since
  *                 6.7, the module everywhere)
  *
+ * FASTREMAP_BENCH_SWEEP=1 runs the size sweep instead (sweep.c): a page
+ * to 64 GiB at each level, the library, the module called directly and
+ * mremap(2).
+ *
  * Each repetition sets up a fresh, touched region outside the timed
  * section, times only the move(s), and verifies every moved page's tag
  * words outside the timed section; a failed verification turns the cell
