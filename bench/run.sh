@@ -68,7 +68,8 @@ export FASTREMAP_BENCH_COUNT=$COUNT
 PLUGIN="$FR_BUILD/plugin/fr_count.so"
 SWEEP=${BENCH_SWEEP:-${FASTREMAP_BENCH_SWEEP:-0}}
 [ "$SWEEP" = 0 ] || [ "$SWEEP" = 1 ] || fr_die "BENCH_SWEEP=$SWEEP: 0 or 1"
-export FASTREMAP_BENCH_SWEEP=$SWEEP
+# The sweep only when asked for: the default build stays as it was.
+if [ "$SWEEP" = 1 ]; then export FASTREMAP_BENCH_SWEEP=1; else unset FASTREMAP_BENCH_SWEEP; fi
 # FASTREMAP_BENCH_MODULE=test: the test build of the module, whose
 # parameters workload 3t needs (copy_tables); the default is what users get.
 MODULE_KIND=${FASTREMAP_BENCH_MODULE:-release}
