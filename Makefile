@@ -104,6 +104,8 @@ bench-bin: $(TLIB) $(LIBFR)
 # counts, per move, the instructions (user, kernel), loads, stores, atomic
 # read-modify-writes, TLB invalidations and flush IPIs, and the CSV gets
 # these columns (bench/README.md, "Exact counts").
+# BENCH_SWEEP=1: the size sweep instead of the workloads, a page to 64 GiB
+# at each level (bench/README.md, "How cost grows with size").
 BENCH_ARCH ?= amd64
 BENCH_COUNT ?= 0
 BENCH_RUN ?= $(BUILD)/bench/report

@@ -2,8 +2,8 @@
 /*
  * fr_bench's parts (bench/README.md): the contenders (contenders.c),
  * helpers and workload 4's writer thread (util.c), the workloads
- * (workloads.c, workloads_gc.c), the statistics (stats.c) and the report
- * (report.c), configured and run by fr_bench.c. The TLB flushes are
+ * (workloads.c, workloads_gc.c), the size sweep (sweep.c), the statistics
+ * (stats.c) and the report (report.c), configured and run by fr_bench.c. The TLB flushes are
  * counted by the test library's counter (tests/lib/tlb.c). Declarations
  * only.
  */
@@ -60,6 +60,10 @@ struct bench_cfg {
 	int trace, trace_pids, trace_buf_kb, emulated, fresh, settle;
 	int count;		/* markers for the counting plugin (count.c) */
 	int list;		/* print the moves of the selected workloads, run none */
+	/* The size sweep (sweep.c) instead of the workloads. */
+	int sweep, sweep_budget;	/* budget: seconds, after which larger sizes are skipped */
+	size_t sweep_max, sweep_full;	/* the largest size; the largest populated whole */
+	const char *sweep_levels;
 };
 extern struct bench_cfg cfg;
 
@@ -236,6 +240,13 @@ void count_end(void);
 void count_rep_reset(void);
 void count_rep_done(int c, const struct rep *r);
 void print_count(void);
+
+/* ---- the size sweep (sweep.c) ---- */
+
+/* Runs the sweep and prints its CSV block: 0, or 1 when a cell failed. */
+int sweep_run(void);
+/* FASTREMAP_BENCH_LIST=1 with the sweep: its moves, one line each. */
+void sweep_list(void);
 
 /* ---- statistics ---- */
 

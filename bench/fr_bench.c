@@ -42,6 +42,10 @@
  *                 from the PMD boundary below (mremap(2) does that since
  *                 6.7, the module everywhere)
  *
+ * FASTREMAP_BENCH_SWEEP=1 runs the size sweep instead (sweep.c): a page
+ * to 64 GiB at each level, the library, the module called directly and
+ * mremap(2).
+ *
  * Each repetition sets up a fresh, touched region outside the timed
  * section, times only the move(s), and verifies every moved page's tag
  * words outside the timed section; a failed verification turns the cell
@@ -105,6 +109,22 @@ struct bench_cfg cfg;
 #ifndef FR_BENCH_COUNT
 #define FR_BENCH_COUNT 0
 #endif
+#ifndef FR_BENCH_SWEEP
+#define FR_BENCH_SWEEP 0
+#endif
+/* 64 GiB: the sweep's largest size. */
+#ifndef FR_BENCH_SWEEP_MAX_MB
+#define FR_BENCH_SWEEP_MAX_MB 65536
+#endif
+#ifndef FR_BENCH_SWEEP_FULL_MB
+#define FR_BENCH_SWEEP_FULL_MB 1024
+#endif
+#ifndef FR_BENCH_SWEEP_BUDGET_S
+#define FR_BENCH_SWEEP_BUDGET_S 1320
+#endif
+#ifndef FR_BENCH_SWEEP_LEVELS
+#define FR_BENCH_SWEEP_LEVELS "pte,pmd,thp,pud"
+#endif
 
 
 
@@ -128,13 +148,13 @@ static void cfg_load(void)
 {
 	const char *w = getenv("FASTREMAP_BENCH_WORKLOADS");
 
+	cfg.workloads = w && *w ? w : FR_BENCH_WORKLOADS;
 	cfg.reps = env_long("FASTREMAP_BENCH_REPS", FR_BENCH_REPS, 1, MAX_REPS);
 	cfg.size = env_long("FASTREMAP_BENCH_SIZE_MB", FR_BENCH_SIZE_MB, 2, 1 << 20) * MiB;
 	cfg.size = ALIGN_UP(cfg.size, PMD_SZ);
 	cfg.loop_n = env_long("FASTREMAP_BENCH_LOOP_N", FR_BENCH_LOOP_N, 1, 100000000);
 	cfg.gc_moves = env_long("FASTREMAP_BENCH_GC_MOVES", FR_BENCH_GC_MOVES, 1, 1000000);
 	cfg.gc_arena = env_long("FASTREMAP_BENCH_GC_ARENA_MB", FR_BENCH_GC_ARENA_MB, 2, 1 << 20) * MiB;
-	cfg.workloads = w && *w ? w : FR_BENCH_WORKLOADS;
 	cfg.trace = env_long("FASTREMAP_BENCH_TRACE", FR_BENCH_TRACE, 0, 1);
 	cfg.trace_pids = env_long("FASTREMAP_BENCH_TRACE_PIDS", FR_BENCH_TRACE_PIDS, 0, 1);
 	cfg.trace_buf_kb = env_long("FASTREMAP_BENCH_TRACE_BUF_KB", FR_BENCH_TRACE_BUF_KB, 0, 1 << 22);
@@ -143,6 +163,15 @@ static void cfg_load(void)
 	cfg.settle = env_long("FASTREMAP_BENCH_SETTLE", FR_BENCH_SETTLE, 0, 1);
 	cfg.count = env_long("FASTREMAP_BENCH_COUNT", FR_BENCH_COUNT, 0, 1);
 	cfg.list = env_long("FASTREMAP_BENCH_LIST", 0, 0, 1);
+	cfg.sweep = env_long("FASTREMAP_BENCH_SWEEP", FR_BENCH_SWEEP, 0, 1);
+	cfg.sweep_max = env_long("FASTREMAP_BENCH_SWEEP_MAX_MB", FR_BENCH_SWEEP_MAX_MB, 1,
+				 1 << 20) * MiB;
+	cfg.sweep_full = env_long("FASTREMAP_BENCH_SWEEP_FULL_MB", FR_BENCH_SWEEP_FULL_MB, 0,
+				  1 << 20) * MiB;
+	cfg.sweep_budget = env_long("FASTREMAP_BENCH_SWEEP_BUDGET_S", FR_BENCH_SWEEP_BUDGET_S, 1,
+				    1000000);
+	w = getenv("FASTREMAP_BENCH_SWEEP_LEVELS");
+	cfg.sweep_levels = w && *w ? w : FR_BENCH_SWEEP_LEVELS;
 	/* The GC arena is cut into one slot per move, each >= 16 pages. */
 	if ((long)(cfg.gc_arena / (16 * PG)) < cfg.gc_moves) {
 		fprintf(stderr, "fr_bench: %ld GC moves need an arena of %ld MiB at least\n",
@@ -178,7 +207,10 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cfg_load();
 	if (cfg.list) {
-		list_moves();
+		if (cfg.sweep)
+			sweep_list();
+		else
+			list_moves();
 		return 0;
 	}
 	cells = calloc(NWORK, sizeof(*cells));
@@ -200,6 +232,13 @@ int main(void)
 	printf("# tlb flush counting: %s\n", why ? why : "tlb:tlb_flush tracepoint, one extra "
 	       "untimed repetition per cell");
 #endif
+	if (cfg.sweep) {
+		bad = sweep_run();
+		t_tlb_trace_end();
+		printf("# done in %.1f s%s\n", (now_us() - t_start) / 1e6,
+		       bad ? ": some cells FAILED" : "");
+		return bad;
+	}
 	for (w = 0; w < NWORK; w++)
 		total += selected(workloads[w].id);
 	for (w = 0; w < NWORK; w++) {

@@ -10,6 +10,10 @@
 # x86-64 guests; `make check-arm64`'s kernels), fr_bench cross-built; with
 # it FASTREMAP_BENCH_SUITES may name trixie-16k and sid-16k, Debian's
 # arm64-16k kernels (16 KiB pages; 8 GiB guests, twice the time limit).
+# BENCH_SWEEP=1 (or FASTREMAP_BENCH_SWEEP=1): the size sweep instead of the
+# workloads (bench/README.md, "How cost grows with size"): per kernel
+# <kernel>-sweep.csv, .md, .png, .log; FASTREMAP_BENCH_SWEEP_MAX_MB,
+# _SWEEP_FULL_MB, _SWEEP_BUDGET_S, _SWEEP_LEVELS shape it.
 # Sizes and repetitions: FASTREMAP_BENCH_REPS,
 # _SIZE_MB, _LOOP_N, _GC_MOVES, _GC_ARENA_MB, _WORKLOADS (see bench/README.md);
 # for the VM they are compiled into fr_bench, which gets no arguments there.
@@ -62,6 +66,10 @@ COUNT=${BENCH_COUNT:-0}
 [ "$COUNT" = 1 ] && [ "$native" = 1 ] && fr_die "BENCH_COUNT=1 counts in the emulator: not with --native"
 export FASTREMAP_BENCH_COUNT=$COUNT
 PLUGIN="$FR_BUILD/plugin/fr_count.so"
+SWEEP=${BENCH_SWEEP:-${FASTREMAP_BENCH_SWEEP:-0}}
+[ "$SWEEP" = 0 ] || [ "$SWEEP" = 1 ] || fr_die "BENCH_SWEEP=$SWEEP: 0 or 1"
+# The sweep only when asked for: the default build stays as it was.
+if [ "$SWEEP" = 1 ]; then export FASTREMAP_BENCH_SWEEP=1; else unset FASTREMAP_BENCH_SWEEP; fi
 # FASTREMAP_BENCH_MODULE=test: the test build of the module, whose
 # parameters workload 3t needs (copy_tables); the default is what users get.
 MODULE_KIND=${FASTREMAP_BENCH_MODULE:-release}
@@ -83,7 +91,8 @@ mkdir -p "$RESULTS" "$BINDIR" "$LOGDIR"
 # fr_bench's configuration as -D flags: the guest passes it no arguments.
 bench_defines() {
 	local v d=()
-	for v in REPS SIZE_MB LOOP_N GC_MOVES GC_ARENA_MB FRESH SETTLE TRACE TRACE_BUF_KB COUNT; do
+	for v in REPS SIZE_MB LOOP_N GC_MOVES GC_ARENA_MB FRESH SETTLE TRACE TRACE_BUF_KB COUNT \
+		SWEEP SWEEP_MAX_MB SWEEP_FULL_MB SWEEP_BUDGET_S; do
 		local e="FASTREMAP_BENCH_$v"
 		if [ -n "${!e:-}" ]; then
 			[[ ${!e} =~ ^[0-9]+$ ]] || fr_die "$e=${!e}: not a number"
@@ -94,6 +103,11 @@ bench_defines() {
 		[[ $FASTREMAP_BENCH_WORKLOADS =~ ^[0-9a-z,\ ]+$ ]] ||
 			fr_die "FASTREMAP_BENCH_WORKLOADS: a list such as 1,2,3,6m"
 		d+=("-DFR_BENCH_WORKLOADS='\"$FASTREMAP_BENCH_WORKLOADS\"'")
+	fi
+	if [ -n "${FASTREMAP_BENCH_SWEEP_LEVELS:-}" ]; then
+		[[ $FASTREMAP_BENCH_SWEEP_LEVELS =~ ^[a-z,]+$ ]] ||
+			fr_die "FASTREMAP_BENCH_SWEEP_LEVELS: a list such as pte,pmd,thp,pud"
+		d+=("-DFR_BENCH_SWEEP_LEVELS='\"$FASTREMAP_BENCH_SWEEP_LEVELS\"'")
 	fi
 	[ ${#d[@]} -eq 0 ] || printf '%s\n' "${d[@]}"
 }
@@ -119,6 +133,51 @@ check_results() {
 		[ "$COUNT" = 1 ] && add_counts "$1" "$2" "${3:-}" "$csv"
 		report "$csv"
 	fi
+}
+
+# check_sweep PREFIX LOG [PLUGIN_OUT]: the sweep's CSV of a run's log
+# (RESULTS/<kernel>-sweep.csv and .log), checked, then its table (.md,
+# the terminal), chart (.png) and, counted, per-move counts
+# (<kernel>-sweep-counts.csv).
+check_sweep() {
+	local log=$2 kernel base csv table
+	kernel=$(sed -n 's/^# kernel: //p' "$log" | head -n 1)
+	check "$1sweep CSV extracted" "$([ -n "$kernel" ] && grep -q '^FR-BENCH-SWEEP-END$' "$log" && echo 1)"
+	[ -n "$kernel" ] || return 0
+	base="$RESULTS/$kernel-sweep"
+	csv="$base.csv"
+	sed -n '/^FR-BENCH-SWEEP-BEGIN$/,/^FR-BENCH-SWEEP-END$/p' "$log" | sed '1d;$d' >"$csv"
+	grep '^# ' "$log" | grep -v '^# \[' >"$base.log"
+	check "$1every sweep cell ran or was skipped for a reason" \
+		"$([ "$(wc -l <"$csv")" -gt 1 ] && ! awk -F, 'NR > 1 && $NF !~ /^(ok|skip)/' "$csv" | grep -q . && echo 1)"
+	check "$1fastremap ran in the sweep" \
+		"$(awk -F, 'NR > 1 && $3 == "fastremap_direct" && $NF == "ok"' "$csv" | grep -q . && echo 1)"
+	echo
+	awk -F, -v fmt=text -f "$BENCH/sweep.awk" "$csv"
+	awk -F, -v fmt=md -f "$BENCH/sweep.awk" "$csv" >"$base.md"
+	if [ "$COUNT" = 1 ]; then
+		table="$LOGDIR/$kernel-sweep-count-table.csv"
+		sed -n '/^FR-BENCH-SWEEP-COUNT-BEGIN$/,/^FR-BENCH-SWEEP-COUNT-END$/p' "$log" |
+			sed '1d;$d' >"$table"
+		check "$1counting plugin wrote its counts" "$([ -s "${3:-}" ] && echo 1)"
+		if [ -s "${3:-}" ]; then
+			awk -f "$BENCH/sweep-counts.awk" "$3" "$table" >"$base-counts.csv"
+			check "$1every timed sweep move counted" \
+				"$([ "$(awk -F, 'NR > 1 && $7 == 0' "$table" | wc -l)" = \
+				    "$(awk -F, 'NR > 1 && $6 == 0' "$base-counts.csv" | wc -l)" ] && echo 1)"
+		fi
+	fi
+	rm -f "$base.png"
+	if command -v gnuplot >/dev/null; then
+		awk -F, -v dat="$LOGDIR/$kernel-sweep.dat" -f "$BENCH/sweep-plotdata.awk" "$csv" \
+			>"$LOGDIR/$kernel-sweep.plt"
+		gnuplot -e "datafile='$LOGDIR/$kernel-sweep.dat'; cmds='$LOGDIR/$kernel-sweep.plt'; outfile='$base.png'; kernel='$kernel'; timing='$(sed -n 's/^# timing: //p' "$base.log")'" \
+			"$BENCH/sweep.gp" 2>"$LOGDIR/$kernel-sweep.gnuplot.log" ||
+			{ cat "$LOGDIR/$kernel-sweep.gnuplot.log" >&2; fr_log "warning: no chart"; }
+	else
+		fr_log "warning: gnuplot missing (scripts/deps.sh installs gnuplot-nox): no chart"
+	fi
+	echo "# results: $csv, $base.md, $base.png"
 }
 
 # add_counts PREFIX LOG PLUGIN_OUT CSV: the count columns, joined into CSV.
@@ -217,7 +276,11 @@ run_native() {
 	local rc=$?
 	wait "$fpid"
 	check "fr_bench finished and exited 0 (rc $rc)" "$([ "$rc" = 0 ] && echo 1)"
-	check_results "" "$log"
+	if [ "$SWEEP" = 1 ]; then
+		check_sweep "" "$log"
+	else
+		check_results "" "$log"
+	fi
 	dmesg 2>/dev/null | tail -n +$((n0 + 1)) >"$LOGDIR/native-dmesg.log"
 	bad=$(grep -E "$FR_BAD_LOG" "$LOGDIR/native-dmesg.log")
 	[ -n "$bad" ] && printf '# %s\n' "$bad" | head -n 40
@@ -261,6 +324,9 @@ run_vm() {
 	# doubles as the test harness's does for these kernels.
 	local limit=1500
 	fr_is_16k "$suite" && limit=3000
+	# The sweep's own budget (FASTREMAP_BENCH_SWEEP_BUDGET_S) cuts its
+	# largest sizes at 22 minutes; the largest cells and boot come on top.
+	[ "$SWEEP" = 1 ] && limit=$((limit + 900))
 	FASTREMAP_VM_APPEND=$append FASTREMAP_VM_QEMU_ARGS=$qargs \
 	FASTREMAP_VM_TIMEOUT=${FASTREMAP_BENCH_VM_TIMEOUT:-$limit} \
 		stdbuf -oL "$FR_HARNESS/vm-run.sh" "$suite" "$BINDIR" "$log" fr_bench &
@@ -285,7 +351,11 @@ run_vm() {
 	check "$suite: guest kernel log captured and clean" \
 		"$([ -s "$LOGDIR/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)"
 	check "$suite: VM ran to the end" "$(grep -q '^FR-DONE$' "$log" && echo 1)"
-	check_results "$suite: " "$log" "$counts"
+	if [ "$SWEEP" = 1 ]; then
+		check_sweep "$suite: " "$log" "$counts"
+	else
+		check_results "$suite: " "$log" "$counts"
+	fi
 }
 
 t0=$(date +%s)
