@@ -2,8 +2,10 @@
 /*
  * FASTREMAP_IOC_REMAP on transparent huge pages: a PMD-aligned move keeps
  * every THP whole (same AnonHugePages at the destination, moved_thp), a
- * move misaligned by a page splits them and moves PTEs, and a move of a
- * range ending inside a THP moves the whole ones and splits the last.
+ * move misaligned by a page splits them and moves PTEs, a move of a
+ * range ending inside a THP moves the whole ones and splits the last, and
+ * THPs moved into another GiB (another PMD table) take their deposited
+ * PTE tables along: splitting and unmapping them there withdraws those.
  * Skips when the kernel has no THP or gives none to a MADV_HUGEPAGE
  * region. Runs as root inside the test VM with the module loaded.
  *
@@ -103,10 +105,10 @@ static char *move_to(const char *name, char *from, size_t align, struct t_area *
 
 int main(int argc, char **argv)
 {
-	struct t_area as, a1, a2 = { 0 }, a3 = { 0 }, a4 = { 0 };
+	struct t_area as, a1, a2 = { 0 }, a3 = { 0 }, a4 = { 0 }, a5 = { 0 }, a6 = { 0 };
 	struct fastremap_remap r;
 	const char *why;
-	char *src, *d1, *d2, *d3, *p, name[64];
+	char *src, *d1, *d2, *d3, *d4, *p, name[64];
 	long ahp, nthp, ahp2;
 	uint64_t seed;
 
@@ -210,10 +212,53 @@ int main(int argc, char **argv)
 		tap_ok(r.tlb_flushes == 1, "%s: one TLB flush (got %llu)", name,
 		       (unsigned long long)r.tlb_flushes);
 	}
+
+	/*
+	 * 4. Into another GiB: the destination's whole PUD lies in a fresh
+	 * reservation, so the THPs land in another PMD table, and each one's
+	 * deposited PTE table (kept with the PMD table on split-PMD-lock
+	 * kernels) must go with it. Splitting one there and unmapping them
+	 * all withdraw those tables from the new PMD table: a table left
+	 * behind is withdrawn as nothing, and the kernel oopses.
+	 */
+	snprintf(name, sizeof(name), "THPs moved whole into another GiB");
+	p = map_thp(LEN, seed + 2, &a5);
+	if (!p || anon_huge_kb(p, LEN) != 4 * THP_KB) {
+		tap_skip_test("not all four THPs allocated", "%s", name);
+		goto out2;
+	}
+	d4 = t_pick(PUD_SZ, PUD_SZ, &a6);
+	if (!d4) {
+		tap_skip_test("cannot reserve", "%s", name);
+		goto out2;
+	}
+	src = p;
+	p = t_remap(fd, src, LEN, LEN, MM | FX, d4, &r);
+	if (!tap_ok(p == d4, "%s: lands at the requested address (%s)", name,
+		    p == MAP_FAILED ? t_errname(errno) : "ok"))
+		goto out2;
+	tap_ok(t_verify_pattern(d4, LEN, seed + 2, 0) < 0 && t_range_unmapped(src, LEN) &&
+	       anon_huge_kb(d4, LEN) == 4 * THP_KB,
+	       "%s: data intact, source gone, all four PMD-mapped", name);
+	diag_counts(name, &r);
+	if (t_counted(&r))
+		tap_ok(r.moved_thp == 4 && r.moved_pte == 0 && r.moved_pmd == 0,
+		       "%s: thp 4 (got thp %llu, pte %llu, pmd %llu)", name,
+		       (unsigned long long)r.moved_thp, (unsigned long long)r.moved_pte,
+		       (unsigned long long)r.moved_pmd);
+	/* A page zapped inside the first THP splits its PMD. */
+	madvise(d4 + PG, PG, MADV_DONTNEED);
+	tap_ok(t_verify_pattern_off(d4 + PMD_SZ, LEN - PMD_SZ, seed + 2, PMD_SZ / PG, 0) < 0 &&
+	       anon_huge_kb(d4, LEN) == 3 * THP_KB,
+	       "%s: split one there, the other three intact and PMD-mapped", name);
+	tap_ok(munmap(d4, LEN) == 0 && t_range_unmapped(d4, LEN),
+	       "%s: split and unmapped at the destination", name);
 out2:
 	t_release(&a2);
 	t_release(&a3);
 	t_release(&a4);
+	t_release(&a5);
+	t_release(&a6);
 out:
 	t_release(&a1);
 	t_release(&as);
