@@ -135,6 +135,21 @@ check_results() {
 	fi
 }
 
+# chart GP NAME BASE KERNEL EXTRA: BASE.png drawn by gnuplot script GP from
+# LOGDIR/NAME.dat (EXTRA: more "var='value'; " assignments for GP); without
+# gnuplot, or when it fails, a warning and no chart.
+chart() {
+	local gp=$1 name=$2 base=$3 kernel=$4 extra=$5
+	rm -f "$base.png"
+	if ! command -v gnuplot >/dev/null; then
+		fr_log "warning: gnuplot missing (scripts/deps.sh installs gnuplot-nox): no chart"
+		return 0
+	fi
+	gnuplot -e "datafile='$LOGDIR/$name.dat'; ${extra}outfile='$base.png'; kernel='$kernel'; timing='$(sed -n 's/^# timing: //p' "$base.log")'" \
+		"$gp" 2>"$LOGDIR/$name.gnuplot.log" ||
+		{ cat "$LOGDIR/$name.gnuplot.log" >&2; fr_log "warning: no chart"; }
+}
+
 # check_sweep PREFIX LOG [PLUGIN_OUT]: the sweep's CSV of a run's log
 # (RESULTS/<kernel>-sweep.csv and .log), checked, then its table (.md,
 # the terminal), chart (.png) and, counted, per-move counts
@@ -167,16 +182,9 @@ check_sweep() {
 				    "$(awk -F, 'NR > 1 && $6 == 0' "$base-counts.csv" | wc -l)" ] && echo 1)"
 		fi
 	fi
-	rm -f "$base.png"
-	if command -v gnuplot >/dev/null; then
-		awk -F, -v dat="$LOGDIR/$kernel-sweep.dat" -f "$BENCH/sweep-plotdata.awk" "$csv" \
-			>"$LOGDIR/$kernel-sweep.plt"
-		gnuplot -e "datafile='$LOGDIR/$kernel-sweep.dat'; cmds='$LOGDIR/$kernel-sweep.plt'; outfile='$base.png'; kernel='$kernel'; timing='$(sed -n 's/^# timing: //p' "$base.log")'" \
-			"$BENCH/sweep.gp" 2>"$LOGDIR/$kernel-sweep.gnuplot.log" ||
-			{ cat "$LOGDIR/$kernel-sweep.gnuplot.log" >&2; fr_log "warning: no chart"; }
-	else
-		fr_log "warning: gnuplot missing (scripts/deps.sh installs gnuplot-nox): no chart"
-	fi
+	awk -F, -v dat="$LOGDIR/$kernel-sweep.dat" -f "$BENCH/sweep-plotdata.awk" "$csv" \
+		>"$LOGDIR/$kernel-sweep.plt"
+	chart "$BENCH/sweep.gp" "$kernel-sweep" "$base" "$kernel" "cmds='$LOGDIR/$kernel-sweep.plt'; "
 	echo "# results: $csv, $base.md, $base.png"
 }
 
@@ -211,14 +219,7 @@ report() {
 		{ echo; awk -F, -v fmt=md -f "$BENCH/model/model.awk" "$BENCH/model/costs.tsv" "$csv"; } >>"$base.md"
 	fi
 	awk -F, -f "$BENCH/plotdata.awk" "$csv" >"$LOGDIR/$kernel.dat"
-	rm -f "$base.png"
-	if command -v gnuplot >/dev/null; then
-		gnuplot -e "datafile='$LOGDIR/$kernel.dat'; outfile='$base.png'; kernel='$kernel'; timing='$(sed -n 's/^# timing: //p' "$base.log")'" \
-			"$BENCH/plot.gp" 2>"$LOGDIR/$kernel.gnuplot.log" ||
-			{ cat "$LOGDIR/$kernel.gnuplot.log" >&2; fr_log "warning: no chart"; }
-	else
-		fr_log "warning: gnuplot missing (scripts/deps.sh installs gnuplot-nox): no chart"
-	fi
+	chart "$BENCH/plot.gp" "$kernel" "$base" "$kernel" ""
 	echo "# results: $csv, $base.md, $base.png"
 }
 
