@@ -658,12 +658,12 @@ static void fr_release_tables(struct fr_reloc *m)
 	spinlock_t *pml;
 	pte_t pte;
 
-	/* The test logs show that the copying mover ran. */
-	if (m->ncopied)
+	/* The test logs and tables_copied show that the copying mover ran. */
+	if (m->ncopied) {
 		pr_info_once("copy_tables: a pass moved %u PTE tables by copying\n",
 			     m->ncopied);
-	if (m->ncopied)
 		fr_hook_tables_copied(m->ncopied);
+	}
 	for (k = 0; k < m->ncopied; k++) {
 		c = &m->copied[k];
 		old = pte_offset_kernel(&c->pmdval, c->old_addr);
