@@ -2,11 +2,11 @@
 # Builds a kernel lane's kernel from source, once: a debug lane's is
 # Debian's linux-source of the lane's series with x86_64_defconfig plus
 # scripts/debug-kernel.config (KASAN, lockdep, DEBUG_VM, DEBUG_VM_PGTABLE,
-# page-table check, DEBUG_PAGEALLOC, fault injection); the LTS lane's is
-# the upstream tarball with x86_64_defconfig, kvm_guest.config and
+# page-table check, DEBUG_PAGEALLOC, fault injection); an upstream lane's
+# is the upstream tarball with x86_64_defconfig, kvm_guest.config and
 # scripts/upstream-kernel.config. scripts/test-kernel.config (what the
 # tests need) follows the lane's fragment.
-# Usage: build-debug-kernel.sh [debug|debug7|lts618]
+# Usage: build-debug-kernel.sh [debug|debug7|lts618|up617]
 #   debug   Debian 12's linux-source-6.1, built on this host; laid out as a
 #           build root (boot/vmlinuz-KVER, lib/modules/KVER/build) under
 #           $FR_CACHE/debug-6.1/root.
@@ -18,6 +18,8 @@
 #           6.18 in trixie-backports (apt-get source, through an apt
 #           configuration of its own), built on this host; laid out as a
 #           build root under $FR_CACHE/upstream-6.18/root.
+#   up617   the same of 6.17 (upstream-6.17/): every upstream lane of
+#           FR_UPSTREAM_SUITES (tests/harness/common.sh) is built so.
 # A kernel is reused until its source package or the fragment changes.
 # Nothing is rebuilt when the cached kernel is current. The build runs at
 # nice 19 (FASTREMAP_BUILD_NICE) with one job per CPU (FASTREMAP_BUILD_JOBS):
@@ -68,21 +70,21 @@ case $lane in
 	dir="$root$in"
 	run() { fr_in_root "$lane" nice -n "$nice" "$@"; }
 	;;
-"$FR_LTS_SUITE")
+*)
+	series=$(fr_upstream_series "$lane") ||
+		fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE|$(fr_upstream_names | tr ' ' '|')]"
 	fr_is_arm64 && fr_die "$lane: an x86-64 kernel only"
-	series=6.18
 	frags=("$FR_TOP/scripts/upstream-kernel.config" "$FR_TOP/scripts/test-kernel.config")
 	defconfig="x86_64_defconfig kvm_guest.config"
 	# shellcheck disable=SC2086
 	fr_apt_install $pkgs
-	dir=$(fr_lts_dir)
+	dir=$(fr_upstream_dir "$lane")
 	in=$dir
 	run() { nice -n "$nice" "$@"; }
 	srcver=$(fr_fetch_orig "$series" "$dir")
 	;;
-*) fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE|$FR_LTS_SUITE]" ;;
 esac
-if [ "$lane" = "$FR_LTS_SUITE" ]; then
+if fr_is_upstream "$lane"; then
 	tarball=$dir/linux_${srcver%%-*}.orig.tar.xz
 else
 	tarball=/usr/src/linux-source-$series.tar.xz

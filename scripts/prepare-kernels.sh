@@ -304,12 +304,12 @@ for s in $FR_SUITES; do
 		fr_log "$s: skipped: $nolane"
 		continue
 	fi
-	case $s in
-	"$FR_LTS_SUITE")
+	if fr_is_upstream "$s"; then
 		"$FR_TOP/scripts/build-debug-kernel.sh" "$s"
 		fr_log "$s: kernel $(fr_kver "$(fr_kroot "$s")")"
 		continue
-		;;
+	fi
+	case $s in
 	bookworm)
 		if fr_is_arm64; then
 			make_chroot bookworm

@@ -37,7 +37,7 @@ if [ "$(cat "$src/.done" 2>/dev/null)" != "$files" ]; then
 	tarball="${root%/}/usr/src/linux-source-$mm.tar.xz"
 	if [ -r "$tarball" ] && fr_on_host "$suite"; then
 		# The top directory is linux-source-X.Y in Debian's package,
-		# linux-X.Y.Z in the upstream tarball the LTS lane's root links.
+		# linux-X.Y.Z in the upstream tarball an upstream lane's root links.
 		pats=()
 		for f in $files; do pats+=("*/$f"); done
 		tar -xJf "$tarball" -C "$src" --strip-components=1 --wildcards \
@@ -232,7 +232,7 @@ tap "$([ "$rc" = 0 ] && grep -aq 'no host compiler for btfdecls: checked against
 # the suite's build said answered each; then, with the source hidden
 # (FR_PROBE_NO_SOURCE=1), planted BTFs of a kernel with 6.17's mremap(2)
 # and a five-argument copy_vma(), and of one without, must give the
-# answers each records, and say so; and on the LTS lane, the BTF of
+# answers each records, and say so; and on an upstream lane, the BTF of
 # Debian's own build of the same release (its image's vmlinux) must give
 # the answers the lane's source gives, and pass the prototype check.
 btf_probes="copy_vma_mm_5 mremap_check_params mremap_multi_vma"
@@ -297,7 +297,7 @@ done
 tap "$([ "$said" = none ] && [ "$answered" = "$(echo "$want" | wc -w)" ] && echo 1)" \
 	"no source, a BTF without them: the BTF answers that none is there (yes: $said; no: $answered)" "$bstage/without.log"
 
-if [ "$suite" = "$FR_LTS_SUITE" ]; then
+if fr_is_upstream "$suite"; then
 	# Debian's image of the lane's release, from trixie-backports (once):
 	# its vmlinuz, unpacked, holds the BTF of Debian's build.
 	up=${kver%%-*}

@@ -24,10 +24,14 @@ FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 # The kernels make check-reach adds (tests/harness/lane-reach.sh): bullseye
 # is Debian 11's 5.10, the oldest supported kernel (no folios: no
 # FASTREMAP_IOC_MOVE there); trixie-bpo and experimental are 7.3 (below);
-# lts618 the upstream 6.18 LTS, built here from source (x86-64 only);
-# trixie-16k and sid-16k Debian's arm64-16k kernels (16 KiB pages, arm64
-# only).
-FR_REACH_SUITES="bullseye trixie-bpo experimental lts618 trixie-16k sid-16k"
+# the upstream lanes (FR_UPSTREAM_SUITES, below: lts618, the 6.18 LTS, and
+# up617, 6.17), built here from source (x86-64 only); trixie-16k and
+# sid-16k Debian's arm64-16k kernels (16 KiB pages, arm64 only).
+FR_UPSTREAM_SUITES="lts618:6.18 up617:6.17"
+# The upstream lanes' suites (FR_UPSTREAM_SUITES without their series).
+# shellcheck disable=SC2086
+fr_upstream_names() { printf '%s\n' $FR_UPSTREAM_SUITES | sed 's/:.*//' | xargs; }
+FR_REACH_SUITES="bullseye trixie-bpo experimental $(fr_upstream_names) trixie-16k sid-16k"
 
 # Suites whose kernel comes from another pocket of the archive than their
 # release's own: a chroot of RELEASE with POCKET added, the kernel's
@@ -265,19 +269,30 @@ fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
 # Whether a suite is a debug-kernel lane (slower: longer VM time limits).
 fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_DEBUG7_SUITE" ]; }
 
-# The upstream LTS lane (make check-reach, x86-64 only): the 6.18 source
-# Debian's trixie-backports carries as its orig tarball, built by
+# The upstream lanes (make check-reach, x86-64 only): a series' source as
+# Debian's trixie-backports carries it (its orig tarball), built by
 # scripts/build-debug-kernel.sh without the debug lanes' checkers and laid
-# out like the debug lane's root (boot/, lib/modules/KVER/build).
-FR_LTS_SUITE=lts618
-fr_lts_dir() { printf '%s/upstream-6.18\n' "$FR_CACHE"; }
-# Whether a suite's kernel is built from source here (a debug lane or the
-# LTS lane): its build tree is its headers, its image the build's.
-fr_from_source() { fr_is_debug "$1" || [ "$1" = "$FR_LTS_SUITE" ]; }
+# out like the debug lane's root (boot/, lib/modules/KVER/build). Each is a
+# SUITE:SERIES word of FR_UPSTREAM_SUITES (above): a series is added there
+# alone, and its results in tests/expected-skips and expected-counts.
+# fr_upstream_series SUITE: SUITE's series (true), or nothing (false).
+fr_upstream_series() {
+	local w
+	for w in $FR_UPSTREAM_SUITES; do
+		[ "${w%%:*}" = "$1" ] && echo "${w#*:}" && return 0
+	done
+	return 1
+}
+fr_is_upstream() { fr_upstream_series "$1" >/dev/null; }
+# fr_upstream_dir SUITE: everything of an upstream lane in the cache.
+fr_upstream_dir() { printf '%s/upstream-%s\n' "$FR_CACHE" "$(fr_upstream_series "$1")"; }
+# Whether a suite's kernel is built from source here (a debug lane or an
+# upstream lane): its build tree is its headers, its image the build's.
+fr_from_source() { fr_is_debug "$1" || fr_is_upstream "$1"; }
 # fr_no_lane SUITE: why SUITE has no kernel on this architecture (prints
 # the reason, true), or nothing (false).
 fr_no_lane() {
-	if fr_is_arm64 && [ "$1" = "$FR_LTS_SUITE" ]; then
+	if fr_is_arm64 && fr_is_upstream "$1"; then
 		echo "$1 is an x86-64 kernel built from source: no arm64 lane"
 	elif ! fr_is_arm64 && fr_is_16k "$1"; then
 		echo "$1 is an arm64 kernel with 16 KiB pages: arm64 lane only"
@@ -292,30 +307,38 @@ fr_no_lane() {
 fr_is_16k() { case $1 in *-16k) true ;; *) false ;; esac; }
 
 # fr_fetch_orig SERIES DIR: the upstream tarball (linux_X.Y.Z.orig.tar.xz)
-# of the newest SERIES.Z in trixie-backports' linux source package, into
-# DIR (kept); prints that source package's version.
+# of the newest SERIES.Z in trixie-backports' linux source package whose
+# tarball the mirror still has, into DIR (kept); prints that source
+# package's version. The index can outlive the pool's files: 6.17.13's
+# tarball was gone (404) where 6.17.8's was there.
 fr_fetch_orig() {
-	local series=$1 dir=$2 a v up
+	local series=$1 dir=$2 a vs v up
 	a="$dir/apt"
 	fr_apt_private_init "$a" "deb-src $(fr_mirror) trixie-backports main"
-	v=$(fr_apt_private "$a" apt-cache showsrc linux | sed -n 's/^Version: //p' |
-		grep "^${series//./\\.}\." | sort -V | tail -n 1)
-	[ -n "$v" ] || fr_die "trixie-backports has no linux $series.x source package any more"
-	up=${v%%-*}
-	if [ ! -s "$dir/linux_$up.orig.tar.xz" ]; then
-		fr_log "fetching linux_$up.orig.tar.xz (linux $v, trixie-backports)"
-		(cd "$dir" && fr_apt_private "$a" apt-get source --download-only --tar-only "linux=$v" >&2) ||
-			fr_die "apt-get source --tar-only linux=$v failed"
-		[ -s "$dir/linux_$up.orig.tar.xz" ] || fr_die "linux=$v brought no linux_$up.orig.tar.xz"
-	fi
-	printf '%s\n' "$v"
+	vs=$(fr_apt_private "$a" apt-cache showsrc linux | sed -n 's/^Version: //p' |
+		grep "^${series//./\\.}\." | sort -rV)
+	[ -n "$vs" ] || fr_die "trixie-backports has no linux $series.x source package any more"
+	for v in $vs; do
+		up=${v%%-*}
+		if [ ! -s "$dir/linux_$up.orig.tar.xz" ]; then
+			fr_log "fetching linux_$up.orig.tar.xz (linux $v, trixie-backports)"
+			if ! (cd "$dir" && fr_apt_private "$a" apt-get source --download-only --tar-only "linux=$v" >&2) ||
+				[ ! -s "$dir/linux_$up.orig.tar.xz" ]; then
+				fr_log "linux=$v: no linux_$up.orig.tar.xz on the mirror; trying an older $series"
+				continue
+			fi
+		fi
+		printf '%s\n' "$v"
+		return 0
+	done
+	fr_die "trixie-backports: no linux $series.x orig tarball on the mirror (${vs//$'\n'/ })"
 }
 
 # Whether a suite's module is built by this host's own compiler (no chroot).
 # Not for arm64: Debian 12's cross gcc and gcc-multilib (the host's i386
 # build test) conflict, so arm64 builds run in a bookworm chroot as well.
 fr_on_host() {
-	{ [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_LTS_SUITE" ]
+	{ [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ] || fr_is_upstream "$1"
 }
 
 # The filesystem root whose kernel and headers a suite uses.
@@ -323,9 +346,8 @@ fr_root() {
 	case $1 in
 	bookworm) if fr_is_arm64; then fr_chroot_dir bookworm; else echo /; fi ;;
 	"$FR_DEBUG_SUITE") fr_debug_root ;;
-	"$FR_LTS_SUITE") printf '%s/root\n' "$(fr_lts_dir)" ;;
 	*-16k) fr_chroot_dir "${1%-16k}" ;;
-	*) fr_chroot_dir "$1" ;;
+	*) if fr_is_upstream "$1"; then printf '%s/root\n' "$(fr_upstream_dir "$1")"; else fr_chroot_dir "$1"; fi ;;
 	esac
 }
 

@@ -34,7 +34,7 @@ extract() { # extract: reads the .tar.xz on stdin
 	mkdir -p "$tmp/$pkg"
 	# mm/ or vm/ exists, not both: tar complains about the other one. The
 	# top directory is linux-source-X.Y in Debian's package, linux-X.Y.Z
-	# in an upstream tarball (the LTS lane's root links one).
+	# in an upstream tarball (an upstream lane's root links one).
 	xz -dc | tar -x -C "$tmp/$pkg" --strip-components=1 --wildcards --no-wildcards-match-slash \
 		"*/tools/testing/selftests/mm" "*/tools/testing/selftests/vm" \
 		"*/tools/testing/selftests/kselftest*.h" 2>"$cache/extract.log" || true
