@@ -314,7 +314,7 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one.
  * Its dirty-bit window has tests of its own (t_remap_dirty's rounds held
  * inside it, and the mutant copy_no_dirty); it becomes the product path
- * once page_table_check (the debug lanes) sees it and arm64 has it: until
+ * once the debug lanes have run it and arm64 has it: until
  * then this loop is what release builds run. Entries of tables the range
  * covers only in part always move here.
  */
@@ -451,6 +451,14 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  *   misaligned move spreads one source table over two destination
  *   tables: both must exist (FR_PREPARE allocated them), else this falls
  *   back to fr_reloc_ptes() for the part the current extent covers.
+ * - page_table_check (CONFIG_PAGE_TABLE_CHECK, the debug lanes) counts
+ *   the mappings of every page through its hooks in set_pte_at() and the
+ *   get-and-clear helpers. The copy and the emptying are raw stores
+ *   (native_set_pte(), native_pte_clear()) that pass none of them, so the
+ *   count of each moved page stays the one it had: one mapping before
+ *   the move, one after, the new entry, whose later unmap takes it to
+ *   zero through the hooks. A copied entry left behind, or one lost,
+ *   would show there as a count gone negative or a mapped page freed.
  * - x86-64 only (FR_COPY_TABLES): arm64's contiguous-PTE blocks would need
  *   fr_arch_move_block()'s unfolding in the copy.
  */

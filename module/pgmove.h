@@ -23,12 +23,11 @@ struct fr_pt_stats {
 };
 
 /*
- * The table-copying mover (pgmove.c): test builds only, x86-64 only, and
- * not with page_table_check, which counts a copied entry as a second
- * mapping. Selected at run time by copy_tables (testhooks.h).
+ * The table-copying mover (pgmove.c): test builds only, x86-64 only.
+ * Selected at run time by copy_tables (testhooks.h). page_table_check
+ * allows it: see "page_table_check" in pgmove.c.
  */
-#if defined(FR_TEST_HOOKS) && defined(CONFIG_X86_64) && \
-	!defined(CONFIG_PAGE_TABLE_CHECK)
+#if defined(FR_TEST_HOOKS) && defined(CONFIG_X86_64)
 #define FR_COPY_TABLES	1
 /*
  * A source PTE table whose entries were copied: detached before the
