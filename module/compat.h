@@ -37,6 +37,20 @@
 #define FR_MOVE_SUPPORTED 0
 #endif
 
+/*
+ * A page whose dirty bit an entry no longer carries, marked dirty as
+ * zap_pte_range() does: folio_mark_dirty() where there are folios,
+ * set_page_dirty() before them (5.10, 5.15).
+ */
+static inline void fr_mark_page_dirty(struct page *page)
+{
+#if defined(FR_HAVE_FOLIO)
+	folio_mark_dirty(page_folio(page));
+#else
+	set_page_dirty(page);
+#endif
+}
+
 /* vma_lookup() (5.14+): find_vma(), if the VMA found contains @addr. */
 #if !defined(FR_HAVE_VMA_LOOKUP)
 static inline struct vm_area_struct *vma_lookup(struct mm_struct *mm,

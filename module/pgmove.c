@@ -303,20 +303,18 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * moves as it is: present pages (the zero page too), swap, migration and
  * marker entries; only the soft-dirty bit is set, as mremap(2) sets it.
  *
- * One atomic get-and-clear per entry, as the kernel does, although our one
- * flush per pass allows copying a whole table with plain loads and stores
- * and detaching it with one PMD clear. That copying mover is below
- * (FR_COPY_TABLES), in test builds only, behind copy_tables=1. Counted on
- * 6.1 (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
- * copying"): a move made with it takes 39.1 kernel instructions and 0.023
- * atomics per moved PTE, with this loop 42.6 and 1.03, mremap(2) 48.0 and
- * 1.02; the hardware cost model makes it 1.21-2.76x this mover on every
- * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). It is the faster one.
- * Its dirty-bit window has tests of its own (t_remap_dirty's rounds held
- * inside it, and the mutant copy_no_dirty); it becomes the product path
- * once the debug lanes have run it and arm64 has it: until
- * then this loop is what release builds run. Entries of tables the range
- * covers only in part always move here.
+ * One atomic get-and-clear per entry, as the kernel does. Where a whole
+ * source table moves, x86-64 copies it instead (fr_copy_table() below,
+ * FR_COPY_TABLES): our one flush per pass allows copying with plain loads
+ * and stores and detaching the table with one PMD clear. Counted on 6.1
+ * (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
+ * copying"): 39.1 kernel instructions and 0.023 atomics per moved PTE,
+ * against 42.6 and 1.03 with this loop alone and mremap(2)'s 48.0 and
+ * 1.02; the hardware cost model makes it 1.21-2.76x this loop on every
+ * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). This loop moves the
+ * entries of tables the range covers only in part, everything on arm64
+ * (whose contiguous-PTE blocks it unfolds where they are cut) and under
+ * Xen PV, and everything in test builds with copy_tables=0.
  */
 static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *old_pmd,
 			 unsigned long old_addr, unsigned long old_end,
@@ -381,9 +379,9 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 
 #if FR_COPY_TABLES
 /*
- * The table-copying mover (test builds, copy_tables=1): the alternative
- * the bench counts against fr_reloc_ptes() (bench/README.md, "Whole PTE
- * tables moved by copying").
+ * The table-copying mover (x86-64): whole source tables, the PTE-level
+ * moves' common case (bench/README.md, "Whole PTE tables moved by
+ * copying", counts it against fr_reloc_ptes()).
  *
  * fr_reloc_ptes() pays an atomic get-and-clear per entry, as move_ptes()
  * does: once an entry is cleared, a CPU still holding a clean TLB entry
@@ -424,7 +422,7 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  *   its copy is clean marks its folio dirty, as zap_pte_range() does for
  *   an entry it clears: before the rmap locks are dropped, so before
  *   reclaim, writeback's folio_mkclean() or MADV_FREE's discard can look
- *   at the folio. folio_mark_dirty() is safe here as in zap_pte_range():
+ *   at the folio. Marking it dirty is safe here as in zap_pte_range():
  *   the folio is mapped (by the new entry) and truncation cannot unmap it
  *   while i_mmap_rwsem is held. Only an entry copied writable and clean
  *   can gain a dirty bit (a write needs a writable TLB entry, and with
@@ -482,11 +480,15 @@ static pmd_t *fr_dst_table(struct mm_struct *mm, unsigned long addr)
  * An entry a CPU may still dirty through a stale TLB entry: present,
  * writable, clean. x86's flags in the low bits, tested together (the
  * generic accessors mask the PFN off first, with a load per entry); a
- * PROT_NONE entry is not writable, a shadow-stack one already dirty.
+ * PROT_NONE entry is not writable, a shadow-stack one already dirty. Not
+ * special: fr_release_tables() marks the page of each such entry dirty,
+ * and a special entry may have none (fr_vma_supported() declines the
+ * mappings that hold them; this keeps the page lookup safe regardless).
  */
 static inline bool fr_pte_clean_writable(pte_t pte)
 {
-	return (native_pte_val(pte) & (_PAGE_PRESENT | _PAGE_RW | _PAGE_DIRTY)) ==
+	return (native_pte_val(pte) &
+		(_PAGE_PRESENT | _PAGE_RW | _PAGE_DIRTY | _PAGE_SPECIAL)) ==
 	       (_PAGE_PRESENT | _PAGE_RW);
 }
 
@@ -666,12 +668,8 @@ static void fr_release_tables(struct fr_reloc *m)
 	spinlock_t *pml;
 	pte_t pte;
 
-	/* The test logs and tables_copied show that the copying mover ran. */
-	if (m->ncopied) {
-		pr_info_once("copy_tables: a pass moved %u PTE tables by copying\n",
-			     m->ncopied);
+	if (m->ncopied)
 		fr_hook_tables_copied(m->ncopied);
-	}
 	for (k = 0; k < m->ncopied; k++) {
 		c = &m->copied[k];
 		old = pte_offset_kernel(&c->pmdval, c->old_addr);
@@ -686,7 +684,7 @@ static void fr_release_tables(struct fr_reloc *m)
 				continue;
 			new = i < split ? new0 + i : new1 + (i - split);
 			if (!pte_dirty(ptep_get(new)) && !FR_MUTANT(COPY_NO_DIRTY))
-				folio_mark_dirty(page_folio(pte_page(pte)));
+				fr_mark_page_dirty(pte_page(pte));
 		}
 		fr_empty_table(old);
 		/*
@@ -806,7 +804,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
 #if FR_COPY_TABLES
-		/* copy_tables (test builds): a whole source table is copied. */
+		/* A whole source table is copied (x86-64). */
 		if (mode == FR_MOVE &&
 		    fr_copy_table(m, old_pmd, old_addr, old_end, new_pmd,
 				  new_addr, extent)) {
@@ -939,16 +937,17 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		 * reclaim, migration, folio_mkclean(), truncation and
 		 * khugepaged's retract_page_tables() reach PTEs only
 		 * through the rmap, whose locks are held for write. Entries
-		 * were cleared with atomic get-and-clear, so no dirty or
+		 * of partly moved tables (and all entries on arm64) were
+		 * cleared with atomic get-and-clear, so no dirty or
 		 * accessed bit set before the move is lost; a write through
 		 * a stale clean TLB entry must set the dirty bit, finds the
 		 * source entry gone and faults. Page-table locks were
 		 * dropped per entry: with all of the above excluded they
 		 * only order us against lockless GUP-fast, which sees
-		 * either the old or the new entry, both valid. Test builds'
-		 * copying mover (copy_tables) leaves the old entries in
-		 * tables fr_detach_tables() unhooks just before it, and
-		 * reads their dirty bits only after this flush: see
+		 * either the old or the new entry, both valid. Whole tables
+		 * copied (x86-64) keep their old entries in tables
+		 * fr_detach_tables() unhooks just before it, whose dirty
+		 * bits are read only after this flush: see
 		 * fr_copy_table()'s argument. The test hold comes before
 		 * the detach, so that a test can write through the copied
 		 * tables' old entries while both copies are live.

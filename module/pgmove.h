@@ -23,11 +23,10 @@ struct fr_pt_stats {
 };
 
 /*
- * The table-copying mover (pgmove.c): test builds only, x86-64 only.
- * Selected at run time by copy_tables (testhooks.h). page_table_check
- * allows it: see "page_table_check" in pgmove.c.
+ * The table-copying mover (pgmove.c): x86-64. Test builds can turn it off
+ * (copy_tables=0, testhooks.h) to count or test the per-entry mover alone.
  */
-#if defined(FR_TEST_HOOKS) && defined(CONFIG_X86_64)
+#ifdef CONFIG_X86_64
 #define FR_COPY_TABLES	1
 /*
  * A source PTE table whose entries were copied: detached before the

@@ -149,11 +149,11 @@ unsigned long fr_hook_move_pass_pages(unsigned long dflt)
 	return fr_bound(&move_pass_pages, dflt);
 }
 
-/* Counting the copying mover against the per-entry one in one boot. */
-static bool copy_tables;
+/* Counting and testing the per-entry mover alone, in one boot with the other. */
+static bool copy_tables = true;
 module_param(copy_tables, bool, 0600);
 MODULE_PARM_DESC(copy_tables,
-		 "1: move whole source PTE tables by copying them (x86-64; tests and bench only)");
+		 "0: move every PTE entry by entry, not whole tables by copying (x86-64; tests and bench only)");
 
 bool fr_hook_copy_tables(void)
 {
@@ -161,7 +161,7 @@ bool fr_hook_copy_tables(void)
 }
 
 /*
- * What copy_tables=1 moved; the parameter exists only where the copying
+ * What the copying mover moved; the parameter exists only where the copying
  * mover is compiled in (FR_COPY_TABLES), so that a test knows.
  */
 #if FR_COPY_TABLES
@@ -172,6 +172,7 @@ MODULE_PARM_DESC(tables_copied,
 
 void fr_hook_tables_copied(unsigned int n)
 {
+	pr_info_once("copy_tables: a pass moved %u PTE tables by copying\n", n);
 	atomic_add(n, &tables_copied);
 }
 #endif
