@@ -145,10 +145,11 @@ struct workload {
 	 */
 	int route;
 	/*
-	 * 1: the module's test-build parameter copy_tables is 1 for this
-	 * workload (whole PTE tables moved by copying), 0 again after it.
+	 * 1: the module's test-build parameter copy_tables is 0 for this
+	 * workload (every PTE moved by the per-entry mover, not whole tables
+	 * by copying), 1 again after it.
 	 */
-	int copy_tables;
+	int per_entry;
 	/*
 	 * K_MOVE: 1: every move's destination is a fresh address, FRESH_GAP
 	 * past the source's region and never mapped before (no page tables

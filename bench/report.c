@@ -107,7 +107,7 @@ int selected(const char *id)
 
 struct cell (*cells)[NCONT];
 
-/* The test build's switch to the table-copying mover (workload 3t). */
+/* The test build's switch between the module's movers (workload 3e). */
 #define COPY_TABLES "/sys/module/fastremap/parameters/copy_tables"
 
 static int mthp_set(const struct workload *w, const char *val, char *saved, size_t n)
@@ -156,7 +156,7 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 		printf("# %s\n", msg);
 		return;
 	}
-	if (w->copy_tables && t_write_str(COPY_TABLES, "1"))
+	if (w->per_entry && t_write_str(COPY_TABLES, "0"))
 		for (k = 0; k < nc; k++)
 			if (cont[k] == C_FR && !cells[wi][C_FR].state[0])
 				snprintf(cells[wi][C_FR].state, sizeof(cells[wi][C_FR].state),
@@ -256,8 +256,8 @@ void run_workload(const struct workload *w, int wi, int widx, int wtotal)
 		cl->mthp_allocs = rr.mthp_allocs;
 	}
 	pool_free();
-	if (w->copy_tables)
-		t_write_str(COPY_TABLES, "0");
+	if (w->per_entry)
+		t_write_str(COPY_TABLES, "1");
 	if (w->mthp)
 		mthp_set(w, saved, NULL, 0);
 	if (w->writer)

@@ -71,7 +71,7 @@ SWEEP=${BENCH_SWEEP:-${FASTREMAP_BENCH_SWEEP:-0}}
 # The sweep only when asked for: the default build stays as it was.
 if [ "$SWEEP" = 1 ]; then export FASTREMAP_BENCH_SWEEP=1; else unset FASTREMAP_BENCH_SWEEP; fi
 # FASTREMAP_BENCH_MODULE=test: the test build of the module, whose
-# parameters workload 3t needs (copy_tables); the default is what users get.
+# parameters workload 3e needs (copy_tables); the default is what users get.
 MODULE_KIND=${FASTREMAP_BENCH_MODULE:-release}
 [ "$MODULE_KIND" = release ] || [ "$MODULE_KIND" = test ] ||
 	fr_die "FASTREMAP_BENCH_MODULE=$MODULE_KIND: release or test"

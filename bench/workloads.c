@@ -36,12 +36,13 @@ const struct workload workloads[] = {
 	{ "3", "pte", "dst misaligned by one page (PTE level)", K_MOVE, AT_PAGE, 0, 0, 0,
 	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0, 0 },
 	/*
-	 * Workload 3 with the module's table-copying mover (a test build's
-	 * copy_tables=1): counted against workload 3's per-entry mover in
-	 * the same boot. Not in the default list.
+	 * Workload 3 with the module's per-entry mover alone (a test build's
+	 * copy_tables=0; x86-64 copies whole PTE tables otherwise): counted
+	 * against workload 3's copying mover in the same boot. Not in the
+	 * default list.
 	 */
-	{ "3t", "pte_copy_tables", "workload 3, the module copying whole PTE tables (test build, copy_tables=1)",
-	  K_MOVE, AT_PAGE, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, .copy_tables = 1 },
+	{ "3e", "pte_per_entry", "workload 3, the module moving entry by entry (test build, copy_tables=0)",
+	  K_MOVE, AT_PAGE, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, .per_entry = 1 },
 	/*
 	 * mTHP of arm64's contiguous-PTE block (CONT_PTE_SIZE: 64 KiB with
 	 * 4 KiB pages, 2 MiB with 16 KiB ones), so that arm64 (6.9+) maps the

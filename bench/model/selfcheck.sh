@@ -131,8 +131,8 @@ grep -vF "$first" "$top/bench/README.md" >"$tmp/readme"
 echo "$bad" >>"$tmp/readme"
 tap_ok "$([ "$bad" != "$first" ] && [ -n "$(missing_rows "$tmp/readme")" ] && echo 1)" \
 	"positive control: a README row with one figure off is reported"
-# Its positive control: counts without workload 3t give no decision.
+# Its positive control: counts of one mover alone give no decision.
 tap_ok "$(awk -F, -v OFS=, -f "$here/copy-tables.awk" "$fixture" >/dev/null || echo 1)" \
-	"copy-tables.awk fails on counts without workload 3t (the first fixture)"
+	"copy-tables.awk fails on counts of one mover alone (the first fixture)"
 
 tap_done_run
