@@ -72,7 +72,7 @@ case $lane in
 	;;
 *)
 	series=$(fr_upstream_series "$lane") ||
-		fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE|$(fr_upstream_names | tr ' ' '|')]"
+		fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE|${FR_UPSTREAM_NAMES// /|}]"
 	fr_is_arm64 && fr_die "$lane: an x86-64 kernel only"
 	frags=("$FR_TOP/scripts/upstream-kernel.config" "$FR_TOP/scripts/test-kernel.config")
 	defconfig="x86_64_defconfig kvm_guest.config"

@@ -28,10 +28,12 @@ FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 # up617, 6.17), built here from source (x86-64 only); trixie-16k and
 # sid-16k Debian's arm64-16k kernels (16 KiB pages, arm64 only).
 FR_UPSTREAM_SUITES="lts618:6.18 up617:6.17"
-# The upstream lanes' suites (FR_UPSTREAM_SUITES without their series).
-# shellcheck disable=SC2086
-fr_upstream_names() { printf '%s\n' $FR_UPSTREAM_SUITES | sed 's/:.*//' | xargs; }
-FR_REACH_SUITES="bullseye trixie-bpo experimental $(fr_upstream_names) trixie-16k sid-16k"
+# The upstream lanes' suites (FR_UPSTREAM_SUITES without their series);
+# every script sources this file, so no process is started for it.
+FR_UPSTREAM_NAMES=""
+for _w in $FR_UPSTREAM_SUITES; do FR_UPSTREAM_NAMES+="${FR_UPSTREAM_NAMES:+ }${_w%%:*}"; done
+unset _w
+FR_REACH_SUITES="bullseye trixie-bpo experimental $FR_UPSTREAM_NAMES trixie-16k sid-16k"
 
 # Suites whose kernel comes from another pocket of the archive than their
 # release's own: a chroot of RELEASE with POCKET added, the kernel's
