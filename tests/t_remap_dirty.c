@@ -69,7 +69,20 @@ static int fd = -1;
 static int shared;	/* the memfd variant */
 /* copy_tables as loaded; "" where the build has no copying mover. */
 static char copy_dflt[8];
-static long tables_copied(void);
+
+static int hold_state(void)
+{
+	char b[16];
+
+	return t_read_str(PARAM("hold_before_flush"), b, sizeof(b)) ? -1 : atoi(b);
+}
+
+static long tables_copied(void)
+{
+	char b[32];
+
+	return t_read_str(PARAM("tables_copied"), b, sizeof(b)) ? -1 : atol(b);
+}
 
 static struct {
 	char *base;			/* the source, where the writer writes */
@@ -377,20 +390,6 @@ static void run(int use_module, int per_entry)
  * page so written. Deterministic: every write of the window is made
  * while the move is held in it.
  */
-static int hold_state(void)
-{
-	char b[16];
-
-	return t_read_str(PARAM("hold_before_flush"), b, sizeof(b)) ? -1 : atoi(b);
-}
-
-static long tables_copied(void)
-{
-	char b[32];
-
-	return t_read_str(PARAM("tables_copied"), b, sizeof(b)) ? -1 : atol(b);
-}
-
 struct held_move {
 	char *src, *dst, *res;
 	struct fastremap_remap r;
