@@ -968,6 +968,41 @@ static void gen_remap(struct remap *r)
 		gen_two_errors(r, m, n);
 }
 
+/* Whether a page at p maps, or is taken (EEXIST): p is user address space. */
+static int user_page(uintptr_t p)
+{
+	void *m = mmap((void *)p, PG, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (m == MAP_FAILED)
+		return errno == EEXIST;
+	munmap(m, PG);
+	return (uintptr_t)m == p;
+}
+
+/*
+ * The generator's invalid lengths and targets lie past T_TASK_SIZE: were
+ * it too small, a "failing" FIXED move would unmap this program.
+ */
+static void check_task_size(void)
+{
+	tap_ok(user_page(T_TASK_SIZE - PG), "the last page below the probed TASK_SIZE (%#zx) is user address space",
+	       (size_t)T_TASK_SIZE);
+	tap_ok(!user_page(T_TASK_SIZE), "the page at the probed TASK_SIZE is not");
+}
+
+/*
+ * A power of two past the end of the user address space. With 5-level
+ * paging that end is 64 PiB: 2^47-2^55 are valid lengths there, and a
+ * FIXED move of one unmaps the program's own stack and libraries.
+ */
+static size_t absurd_size(void)
+{
+	int b = 64 - __builtin_clzl(T_TASK_SIZE);
+
+	return 1UL << (b + rnd(63 - b));
+}
+
 /*
  * Two errors in one call, so that the order in which the ioctl checks its
  * arguments must be mremap(2)'s: each modifier alone makes the call fail.
@@ -1012,13 +1047,13 @@ static void gen_two_errors(struct remap *r, const struct t_map *m, int n)
 		case 7:		/* a FIXED target beyond the address space */
 			r->flags |= MM | FX;
 			r->new_kind = 2;
-			r->new_abs = (chance(50) ? 0x7ffffffff000UL : ~0UL) & ~(PG - 1);
+			r->new_abs = (chance(50) ? T_TASK_SIZE : ~0UL) & ~(PG - 1);
 			break;
 		case 8:		/* an absurd new size */
-			r->new_size = chance(50) ? ~0UL - PG : 1UL << (47 + rnd(16));
+			r->new_size = chance(50) ? ~0UL - PG : absurd_size();
 			break;
 		default:	/* an absurd old size */
-			r->old_size = chance(50) ? ~0UL - PG + 2 : 1UL << (47 + rnd(16));
+			r->old_size = chance(50) ? ~0UL - PG + 2 : absurd_size();
 			break;
 		}
 	}
@@ -1056,7 +1091,7 @@ static void gen_new_addr(struct remap *r, const struct t_map *m, int n)
 			r->new_off = 0;
 	} else if (fl < 48) {		/* beyond the address space */
 		r->new_kind = 2;
-		r->new_abs = (chance(50) ? 0x7ffffffff000UL : ~0UL) & ~(PG - 1);
+		r->new_abs = (chance(50) ? T_TASK_SIZE : ~0UL) & ~(PG - 1);
 	} else {
 		r->new_off = rnd(maxnew / PG + 1) * PG;
 	}
@@ -2051,6 +2086,7 @@ int main(int argc, char **argv)
 		    "reserve two %zu MiB arenas", USABLE / SZ_1M))
 		return tap_done();
 
+	check_task_size();
 	khugepaged_pause(1);
 	t_read_str("/proc/sys/vm/max_map_count", mmc, sizeof(mmc));
 	max_map_count = atol(mmc) > 0 ? atol(mmc) : 65530;

@@ -10,7 +10,7 @@
 #include "tlib.h"
 
 size_t t_page_size, t_pmd_size, t_pud_size, t_table_entries;
-size_t t_cont_size;
+size_t t_cont_size, t_task_size;
 
 /* What hpage_pmd_size says, or 0 if absent or not a power of two. */
 static size_t t_read_pmd_size(size_t page)
@@ -37,6 +37,22 @@ static size_t t_read_pmd_size(size_t page)
 	return v;
 }
 
+/*
+ * TASK_SIZE: large if the kernel maps a page at "at", the first address
+ * past the small address space (only a kernel whose own is the large one
+ * does, and only on such an explicit request), small otherwise.
+ */
+static size_t t_probe_task_size(uintptr_t at, size_t small, size_t large)
+{
+	void *p = mmap((void *)at, t_page_size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return small;
+	munmap(p, t_page_size);
+	return (uintptr_t)p == at ? large : small;
+}
+
 static void __attribute__((constructor)) t_geometry_init(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -55,8 +71,11 @@ static void __attribute__((constructor)) t_geometry_init(void)
 #ifdef __aarch64__
 	/* CONT_PTE_SHIFT: 16 entries of 4 KiB, 128 of 16 KiB, 32 of 64 KiB. */
 	t_cont_size = t_page_size * (t_page_size == 4096 ? 16 : t_page_size == 16384 ? 128 : 32);
+	t_task_size = t_probe_task_size(1UL << 48, 1UL << 48, 1UL << 52);
 #else
 	t_cont_size = 0;
+	t_task_size = t_probe_task_size(1UL << 47, (1UL << 47) - t_page_size,
+					(1UL << 56) - t_page_size);
 #endif
 }
 

@@ -140,15 +140,14 @@ size_t t_geo(size_t v4k);
 #define SZ_1G		(1UL << 30)
 
 /*
- * The end of the user address space, as mremap(2) checks it: x86-64's
- * TASK_SIZE_MAX; arm64's 48-bit user space (Debian's kernels: VA_BITS 48,
- * or 52 with mappings above 48 bits only on request).
+ * The end of the user address space, as mremap(2) checks it (TASK_SIZE),
+ * probed once before main(): x86-64's 128 TiB less a page, or 64 PiB less
+ * a page where the kernel pages with 5 levels (any size up to that is a
+ * valid mremap(2) length there, and a FIXED target of that size unmaps
+ * the program); arm64's 256 TiB, or 4 PiB with 52-bit user addresses.
  */
-#if defined(__aarch64__)
-#define T_TASK_SIZE	(1UL << 48)
-#else
-#define T_TASK_SIZE	0x7ffffffff000UL
-#endif
+extern size_t t_task_size;
+#define T_TASK_SIZE	t_task_size
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define T_ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((uintptr_t)(a) - 1))
