@@ -1961,7 +1961,7 @@ static void test_fresh_children(void)
 
 /* ---- the ABI the library relies on: FASTREMAP_FEAT_REMAP_PINNED ---- */
 
-#define HOLD_PARAM	"/sys/module/fastremap/parameters/hold_after_prepare"
+#define HOLD_PARAM	T_PARAMS "hold_after_prepare"
 
 static int param_write(const char *val)
 {

@@ -465,7 +465,7 @@ static int set_up(const struct scenario *sc, struct setup *st, int with_xy, cons
 /* ---------------------------------------------------------------------- */
 /* The order itself, counted: deterministic, on every kernel               */
 
-#define LOCK_PAIRS "/sys/module/fastremap/parameters/lock_pairs"
+#define LOCK_PAIRS T_PARAMS "lock_pairs"
 
 struct pairs {
 	long long pairs, swapped, descending;

@@ -52,8 +52,7 @@
 #define NPG		16		/* pages per move */
 #define HOLD_WAIT	2.0		/* seconds the release waits for the offline */
 #define CW		8		/* the prober's word in the page */
-#define PARAMS		"/sys/module/fastremap/parameters/"
-#define HOLD		PARAMS "hold_before_flush"
+#define HOLD		T_PARAMS "hold_before_flush"
 #define OFFLINE		"/sys/devices/system/memory/soft_offline_page"
 
 enum { IDLE, RUN, QUIT };
@@ -117,15 +116,6 @@ static void *prober(void *arg)
 	}
 }
 
-static int hold_state(void)
-{
-	char b[16];
-
-	if (t_read_str(HOLD, b, sizeof(b)))
-		return -1;
-	return atoi(b);
-}
-
 /* Waits (up to 10 s) for round @r's call to reach the hold. */
 static int wait_hold(int r)
 {
@@ -136,7 +126,7 @@ static int wait_hold(int r)
 		usleep(200);
 	}
 	for (int i = 0; i < 20000; i++) {
-		if (hold_state() == 2)
+		if (t_param("hold_before_flush") == 2)
 			return 1;
 		usleep(500);
 	}
@@ -309,7 +299,7 @@ int main(int argc, char **argv)
 			      "an rmap walker waits for the batch's flush");
 		return tap_done();
 	}
-	if (!tap_ok(hold_state() >= 0, "test hook hold_before_flush present"))
+	if (!tap_ok(t_param("hold_before_flush") >= 0, "test hook hold_before_flush present"))
 		return tap_done();
 	/* The vDSO's pages too: mlockall() does not populate special mappings. */
 	if (t_now() < 0 || sched_getcpu() < 0)

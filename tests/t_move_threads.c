@@ -66,20 +66,13 @@ static uint64_t rnd(uint64_t *s, uint64_t n)
 	return t_xorshift64(s) % n;
 }
 
-#define SV_HOLD		"/sys/module/fastremap/parameters/hold_before_flush"
+#define SV_HOLD		T_PARAMS "hold_before_flush"
 #define SV_N		16	/* moves per call: more than fit on the stack */
 #define SV_PAGES	(4 * SV_N)
 
 static struct fastremap_move_vec sv_vec[2][SV_N];
 static struct fastremap_move sv_res[2];
 static atomic_int sv_go[2], sv_ret[2], sv_err[2], sv_tid[2];
-
-static int sv_hold_state(void)
-{
-	char b[16];
-
-	return t_read_str(SV_HOLD, b, sizeof(b)) ? -1 : atoi(b);
-}
 
 /* Thread A (0) or B (1): its batch on the shared file when told. */
 static void *sv_caller(void *arg)
@@ -123,7 +116,7 @@ static void shared_vec_case(void)
 	double t0;
 	char *h;
 
-	if (sv_hold_state() < 0) {
+	if (t_param("hold_before_flush") < 0) {
 		tap_ok(0, "%s: no test hook hold_before_flush (a test build of the module)", d);
 		return;
 	}
@@ -168,7 +161,7 @@ static void shared_vec_case(void)
 		goto release;
 	atomic_store(&sv_go[0], 1);
 	t0 = t_now();
-	while (!(held = sv_hold_state() == 2) && t_now() < t0 + 8)
+	while (!(held = t_param("hold_before_flush") == 2) && t_now() < t0 + 8)
 		usleep(1000);
 	if (!held)
 		goto release;

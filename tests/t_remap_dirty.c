@@ -63,26 +63,12 @@
 #define MAX_ROUNDS	24
 #define TAG(i)		(0x7a67000000000000ULL | (uint64_t)(i))
 
-#define PARAM(x)	"/sys/module/fastremap/parameters/" x
+#define PARAM(x)	T_PARAMS x
 
 static int fd = -1;
 static int shared;	/* the memfd variant */
 /* copy_tables as loaded; "" where the build has no copying mover. */
 static char copy_dflt[8];
-
-static int hold_state(void)
-{
-	char b[16];
-
-	return t_read_str(PARAM("hold_before_flush"), b, sizeof(b)) ? -1 : atoi(b);
-}
-
-static long tables_copied(void)
-{
-	char b[32];
-
-	return t_read_str(PARAM("tables_copied"), b, sizeof(b)) ? -1 : atol(b);
-}
 
 static struct {
 	char *base;			/* the source, where the writer writes */
@@ -423,7 +409,7 @@ static int held_once(struct tally *t, long *copied, int *reached, const char **w
 	*reached = 0;
 	if (round_setup(&a, &m.src, &m.dst, &mfd, why))
 		goto fail;
-	c0 = tables_copied();
+	c0 = t_param("tables_copied");
 	if (pthread_create(&wt, NULL, writer, NULL)) {
 		*why = "pthread_create";
 		goto fail;
@@ -441,9 +427,9 @@ static int held_once(struct tally *t, long *copied, int *reached, const char **w
 		*why = "pthread_create";
 		goto fail;
 	}
-	for (end = t_now() + 5; hold_state() != 2 && t_now() < end;)
+	for (end = t_now() + 5; t_param("hold_before_flush") != 2 && t_now() < end;)
 		usleep(200);
-	if (hold_state() == 2) {
+	if (t_param("hold_before_flush") == 2) {
 		*reached = 1;
 		/* One pass over the pages, all of it inside the hold. */
 		atomic_store(&w.go, 1);
@@ -465,7 +451,7 @@ static int held_once(struct tally *t, long *copied, int *reached, const char **w
 	pthread_join(wt, NULL);
 	wt_up = 0;
 	t_write_str(PARAM("copy_tables"), copy_dflt);
-	*copied += tables_copied() - c0;
+	*copied += t_param("tables_copied") - c0;
 	if (m.res != m.dst) {
 		*why = strerror(m.err);
 		goto fail;
@@ -498,7 +484,7 @@ static void run_held(void)
 
 	snprintf(name, sizeof(name), "copying mover, held before the detach, %s",
 		 shared ? "shared memfd" : "MADV_FREE'd anonymous");
-	if (hold_state() < 0 || tables_copied() < 0) {
+	if (t_param("hold_before_flush") < 0 || t_param("tables_copied") < 0) {
 		tap_skip_test("no copying mover in this build", "%s: writes through the old entries keep their dirty bits",
 			      name);
 		return;
@@ -648,7 +634,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_NODEFER;
 	sigaction(SIGSEGV, &sa, NULL);
 	t_pin_cpu(0);
-	if (tables_copied() < 0 ||
+	if (t_param("tables_copied") < 0 ||
 	    t_read_str(PARAM("copy_tables"), copy_dflt, sizeof(copy_dflt)))
 		copy_dflt[0] = 0;
 	copy_dflt[strcspn(copy_dflt, "\n")] = 0;

@@ -23,8 +23,8 @@
 #include <pthread.h>
 #include "tlib.h"
 
-#define PARAM "/sys/module/fastremap/parameters/fail_table_alloc"
-#define HOLD "/sys/module/fastremap/parameters/hold_after_prepare"
+#define PARAM T_PARAMS "fail_table_alloc"
+#define HOLD T_PARAMS "hold_after_prepare"
 #define LEN (8 * PMD_SZ)	/* 16 MiB with 4 KiB pages */
 
 /* Holds the releaser saw and released; the releaser runs while this is 0. */

@@ -65,8 +65,8 @@
 #define ATTEMPTS	3	/* runs of a scenario before its verdict */
 #define WAKE_EVERY_MS	100.0	/* the pinned thread: a sleep per this much move */
 #define SCHEDSTATS	"/proc/sys/kernel/sched_schedstats"
-#define BUDGET		"/sys/module/fastremap/parameters/pass_budget"
-#define MOVE_PASS	"/sys/module/fastremap/parameters/move_pass_pages"
+#define BUDGET		T_PARAMS "pass_budget"
+#define MOVE_PASS	T_PARAMS "move_pass_pages"
 #define CHUNK		PMD_SZ
 
 /*

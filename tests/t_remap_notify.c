@@ -22,7 +22,7 @@
 #define _GNU_SOURCE
 #include "tlib.h"
 
-#define REC	"/sys/module/fastremap/parameters/record_invalidations"
+#define REC	T_PARAMS "record_invalidations"
 #define NREC	64
 #define LEN	(2 * PMD_SZ + 16 * PG)
 

@@ -167,7 +167,7 @@ static int child(int skew)
 	return bad;
 }
 
-#define HOLD		"/sys/module/fastremap/parameters/hold_after_prepare"
+#define HOLD		T_PARAMS "hold_after_prepare"
 #define HOLD_WAIT	2.0	/* s a held fault is given to complete */
 #define HLEN		(4 * SZ_1M)
 
@@ -175,13 +175,6 @@ static char *held_page;
 static atomic_int hf_go, hf_started, hf_done, hf_faulted;
 static char *held_src, *held_dst;
 static atomic_long held_ret;
-
-static int hold_state(void)
-{
-	char b[16];
-
-	return t_read_str(HOLD, b, sizeof(b)) ? -1 : atoi(b);
-}
 
 /* The fault: one write to the never-touched page, once the move is held. */
 static void *held_faulter(void *arg)
@@ -228,7 +221,7 @@ static int held_child(void)
 	 */
 	if (pthread_create(&tf, NULL, held_faulter, NULL))
 		return 2;
-	if (hold_state() != 0 || t_write_str(HOLD, "0") || t_now() < 0)
+	if (t_param("hold_after_prepare") != 0 || t_write_str(HOLD, "0") || t_now() < 0)
 		return 2;
 	usleep(1);
 	sched_yield();
@@ -248,7 +241,7 @@ static int held_child(void)
 	if (t_write_str(HOLD, "1") || pthread_create(&tm, NULL, held_mover, NULL))
 		return 2;
 	t0 = t_now();
-	while (!(reached = hold_state() == 2) && t_now() < t0 + 8)
+	while (!(reached = t_param("hold_after_prepare") == 2) && t_now() < t0 + 8)
 		usleep(1000);
 	if (reached) {
 		atomic_store(&hf_go, 1);

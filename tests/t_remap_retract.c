@@ -20,18 +20,7 @@
 #include <sys/wait.h>
 #include "tlib.h"
 
-#define PARAMS "/sys/module/fastremap/parameters/"
-#define HOLD PARAMS "hold_after_prepare"
-#define RETRIES PARAMS "prepare_retries"
-
-static long read_param(const char *path)
-{
-	char buf[32];
-
-	if (t_read_str(path, buf, sizeof(buf)))
-		return -1;
-	return strtol(buf, NULL, 0);
-}
+#define HOLD T_PARAMS "hold_after_prepare"
 
 /* Kernels from 6.6 on retract page tables without mmap_lock. */
 static int retract_without_mmap_lock(void)
@@ -50,7 +39,7 @@ static int collapser(int memfd)
 	if (!p || mmap(p, PMD_SZ, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		       memfd, 0) == MAP_FAILED)
 		rc = 2;
-	for (int i = 0; !rc && read_param(HOLD) != 2; i++) {
+	for (int i = 0; !rc && t_param("hold_after_prepare") != 2; i++) {
 		if (i > 20000)
 			rc = 3;	/* the move never reached the hold */
 		usleep(500);
@@ -76,8 +65,8 @@ int main(void)
 	fd = t_open();
 	if (!tap_ok(fd >= 0, "open %s", FASTREMAP_DEVICE))
 		return tap_done();
-	before = read_param(RETRIES);
-	if (before < 0 || read_param(HOLD) < 0) {
+	before = t_param("prepare_retries");
+	if (before < 0 || t_param("hold_after_prepare") < 0) {
 		tap_ok(0, "test hooks hold_after_prepare and prepare_retries present");
 		return tap_done();
 	}
@@ -111,7 +100,7 @@ int main(void)
 	e = ioctl(fd, FASTREMAP_IOC_REMAP, &r) ? errno : 0;
 	t_write_str(HOLD, "0");	/* in case the move never reached it */
 	waitpid(pid, &status, 0);
-	after = read_param(RETRIES);
+	after = t_param("prepare_retries");
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 4 && !retract_without_mmap_lock())
 		tap_skip_test("this kernel's MADV_COLLAPSE refuses the shmem range; the race needs 6.6+ anyway",

@@ -58,7 +58,7 @@
 #define HELD_MAX	16
 #define HOLD_WAIT	2.0		/* seconds a hold waits for the prober */
 #define CEILING		"/sys/kernel/debug/x86/tlb_single_page_flush_ceiling"
-#define HOLD		"/sys/module/fastremap/parameters/hold_before_flush"
+#define HOLD		T_PARAMS "hold_before_flush"
 #define POST(round)	(0x5354414c45000000ULL | (round))	/* "STALE" */
 #define HELD(round)	(0x484f4c4400000000ULL | (uint64_t)(round) << 8)	/* "HOLD" */
 #define WARM		0x5741524d00000000ULL			/* "WARM" */
@@ -154,13 +154,6 @@ static long prober_switches(void)
 	return strtol(v + 25, NULL, 10) + 1000000 * strtol(n + 27, NULL, 10);
 }
 
-static int hold_state(void)
-{
-	char b[16];
-
-	return t_read_str(HOLD, b, sizeof(b)) ? -1 : atoi(b);
-}
-
 /*
  * On CPU 0 while the main thread waits in a held call: lets the prober
  * write during the hold, then releases it (or disarms a hold never
@@ -183,9 +176,9 @@ static void *releaser(void *arg)
 			continue;
 		}
 		end = t_now() + 5;
-		while (hold_state() != 2 && t_now() < end)
+		while (t_param("hold_before_flush") != 2 && t_now() < end)
 			usleep(200);
-		if (hold_state() == 2) {
+		if (t_param("hold_before_flush") == 2) {
 			atomic_store(&ctl.saw_hold, 1);
 			p0 = atomic_load(&st.held_passes);
 			atomic_store(&st.phase, HELD_W);
@@ -411,7 +404,7 @@ int main(int argc, char **argv)
 	fd = t_open_smp(&argc, argv, "stale-TLB detector");
 	if (fd < 0)
 		return tap_done();
-	if (!tap_ok(hold_state() >= 0, "test hook hold_before_flush present"))
+	if (!tap_ok(t_param("hold_before_flush") >= 0, "test hook hold_before_flush present"))
 		return tap_done();
 	/* Kernels without folios (5.10) have REMAP only. */
 	nkinds = t_move_supported(fd) ? NKINDS : K_MOVE;

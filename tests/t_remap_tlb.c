@@ -81,16 +81,12 @@ struct call {
  * flush_tlb_mm_range()): arm64's one honest count of mremap(2)'s flushes,
  * where 6.12 and 7.2 inline its movers and no tracepoint fires.
  */
-#define COUNT_FLUSHES	"/sys/module/fastremap/parameters/count_flushes"
+#define COUNT_FLUSHES	T_PARAMS "count_flushes"
 static int notifier_on;
 
 static long notified_flushes(void)
 {
-	char b[32];
-
-	if (!notifier_on || t_read_str(COUNT_FLUSHES, b, sizeof(b)))
-		return -1;
-	return strtol(b, NULL, 10);
+	return notifier_on ? t_param("count_flushes") : -1;
 }
 
 #ifdef __aarch64__

@@ -278,6 +278,14 @@ int t_read_str(const char *path, char *buf, size_t n)
 	return 0;
 }
 
+long t_param(const char *name)
+{
+	char path[128], b[32];
+
+	snprintf(path, sizeof(path), T_PARAMS "%s", name);
+	return t_read_str(path, b, sizeof(b)) ? -1 : atol(b);
+}
+
 /* Whether the kernel's log buffer holds @text (read as root). */
 int t_kernel_log_has(const char *text)
 {

@@ -446,6 +446,12 @@ int t_write_str(const char *path, const char *val);
 /* Reads the file at path into buf, without trailing blanks. 0 or -1. */
 int t_read_str(const char *path, char *buf, size_t n);
 
+/* The module's parameters (test builds' hooks and counters among them). */
+#define T_PARAMS	"/sys/module/fastremap/parameters/"
+
+/* The module parameter @name as a number, or -1 where it is absent. */
+long t_param(const char *name);
+
 /* Whether the kernel's log buffer holds @text (read as root). */
 int t_kernel_log_has(const char *text);
 
@@ -674,7 +680,7 @@ int t_pagemap(const void *p, size_t npages, uint64_t *out);
 long t_mv_verify(const char *base, size_t npages,
 		 const uint64_t *tags, const char **why);
 
-#define MV_PASS	"/sys/module/fastremap/parameters/move_pass_pages"
+#define MV_PASS	T_PARAMS "move_pass_pages"
 
 /*
  * Sets the test build's FASTREMAP_IOC_MOVE pass to @pages pages (0: the
