@@ -968,27 +968,15 @@ static void gen_remap(struct remap *r)
 		gen_two_errors(r, m, n);
 }
 
-/* Whether a page at p maps, or is taken (EEXIST): p is user address space. */
-static int user_page(uintptr_t p)
-{
-	void *m = mmap((void *)p, PG, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (m == MAP_FAILED)
-		return errno == EEXIST;
-	munmap(m, PG);
-	return (uintptr_t)m == p;
-}
-
 /*
  * The generator's invalid lengths and targets lie past T_TASK_SIZE: were
  * it too small, a "failing" FIXED move would unmap this program.
  */
 static void check_task_size(void)
 {
-	tap_ok(user_page(T_TASK_SIZE - PG), "the last page below the probed TASK_SIZE (%#zx) is user address space",
+	tap_ok(t_user_page(T_TASK_SIZE - PG), "the last page below the probed TASK_SIZE (%#zx) is user address space",
 	       (size_t)T_TASK_SIZE);
-	tap_ok(!user_page(T_TASK_SIZE), "the page at the probed TASK_SIZE is not");
+	tap_ok(!t_user_page(T_TASK_SIZE), "the page at the probed TASK_SIZE is not");
 }
 
 /*

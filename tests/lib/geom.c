@@ -37,20 +37,41 @@ static size_t t_read_pmd_size(size_t page)
 	return v;
 }
 
-/*
- * TASK_SIZE: large if the kernel maps a page at "at", the first address
- * past the small address space (only a kernel whose own is the large one
- * does, and only on such an explicit request), small otherwise.
- */
-static size_t t_probe_task_size(uintptr_t at, size_t small, size_t large)
+int t_user_page(uintptr_t p)
 {
-	void *p = mmap((void *)at, t_page_size, PROT_NONE,
+	void *m = mmap((void *)p, t_page_size, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 
-	if (p == MAP_FAILED)
-		return small;
-	munmap(p, t_page_size);
-	return (uintptr_t)p == at ? large : small;
+	if (m == MAP_FAILED)
+		return errno == EEXIST;
+	munmap(m, t_page_size);
+	return (uintptr_t)m == p;
+}
+
+/*
+ * TASK_SIZE: the largest of the architecture's possible ends whose last
+ * page is user address space. The kernel maps a page above the default
+ * window only when asked for it, as MAP_FIXED_NOREPLACE does.
+ */
+static size_t t_probe_task_size(void)
+{
+#ifdef __aarch64__
+	/* 1 << VA_BITS: 52 (LPA2 or 64 KiB pages), 48, 47 (16 KiB), 42, 39. */
+	static const int bits[] = { 52, 48, 47, 42, 39 };
+	size_t less = 0;
+#else
+	/* 5- or 4-level paging, less a guard page. */
+	static const int bits[] = { 56, 47 };
+	size_t less = t_page_size;
+#endif
+	size_t end = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bits); i++) {
+		end = (1UL << bits[i]) - less;
+		if (t_user_page(end - t_page_size))
+			break;
+	}
+	return end;
 }
 
 static void __attribute__((constructor)) t_geometry_init(void)
@@ -71,12 +92,10 @@ static void __attribute__((constructor)) t_geometry_init(void)
 #ifdef __aarch64__
 	/* CONT_PTE_SHIFT: 16 entries of 4 KiB, 128 of 16 KiB, 32 of 64 KiB. */
 	t_cont_size = t_page_size * (t_page_size == 4096 ? 16 : t_page_size == 16384 ? 128 : 32);
-	t_task_size = t_probe_task_size(1UL << 48, 1UL << 48, 1UL << 52);
 #else
 	t_cont_size = 0;
-	t_task_size = t_probe_task_size(1UL << 47, (1UL << 47) - t_page_size,
-					(1UL << 56) - t_page_size);
 #endif
+	t_task_size = t_probe_task_size();
 }
 
 size_t t_geo(size_t v4k)

@@ -144,10 +144,14 @@ size_t t_geo(size_t v4k);
  * probed once before main(): x86-64's 128 TiB less a page, or 64 PiB less
  * a page where the kernel pages with 5 levels (any size up to that is a
  * valid mremap(2) length there, and a FIXED target of that size unmaps
- * the program); arm64's 256 TiB, or 4 PiB with 52-bit user addresses.
+ * the program); arm64's 1 << VA_BITS (256 TiB, 4 PiB with 52 bits, 128
+ * TiB with 16 KiB pages' 47).
  */
 extern size_t t_task_size;
 #define T_TASK_SIZE	t_task_size
+
+/* Whether a page at @p maps, or is taken (EEXIST): user address space. */
+int t_user_page(uintptr_t p);
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define T_ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((uintptr_t)(a) - 1))
