@@ -45,22 +45,22 @@ check() {
 	want=$(expect "$arch")
 	rm -f "$res"
 	if ! "$qemu" -plugin "$out/fr_count.so,out=$res" "$bin" >/dev/null 2>"$out/$arch.err"; then
-		tap_ok 0 "$arch: the self-check ran under $qemu with the plugin" "$(cat "$out/$arch.err")"
+		tap_ok 0 "$arch: the self-check ran under $qemu with the plugin" "$(cat "$out/$arch.err")" || true
 		return
 	fi
 	tap_ok "$(grep -q '^# fr_count: arch=[a-z0-9_]* errors=0 open_at_exit=0$' "$res" && echo 1)" \
-		"$arch: every region opened and closed once (errors=0)" "$(head -n 1 "$res")"
+		"$arch: every region opened and closed once (errors=0)" "$(head -n 1 "$res")" || true
 	got=$(awk '$1 ~ /^0x[1-4]$/ { print $1, $2, $3, $4, $5, $6, $7, $8, $9 }' "$res" | sort)
 	tap_ok "$([ "$got" = "$want" ] && echo 1)" \
 		"$arch: exact counts: atomics, loads, stores, instructions (regions 1-4)" \
-		"$(printf 'expected:\n%s\ngot:\n%s' "$want" "$got")"
+		"$(printf 'expected:\n%s\ngot:\n%s' "$want" "$got")" || true
 	# Region 5: the handler address sent at run time, translated again.
 	tap_ok "$(awk '$1 == "0x5" && $9 == 10 { ok = 1 } END { print ok + 0 }' "$res")" \
 		"$arch: an IPI handler's address sent by markers is counted (10 entries)" \
-		"$(grep '^0x5 ' "$res" || echo 'no region 5')"
+		"$(grep '^0x5 ' "$res" || echo 'no region 5')" || true
 	# The controls: the same counts, wrong by one, must not compare equal.
 	tap_ok "$([ "$(echo "$got" | awk '$1 == "0x2" { $7 -= 1 } { print }')" != "$want" ] && echo 1)" \
-		"$arch: positive control: one atomic fewer is seen as a difference"
+		"$arch: positive control: one atomic fewer is seen as a difference" || true
 }
 
 if command -v qemu-x86_64 >/dev/null; then
