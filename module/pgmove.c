@@ -609,24 +609,29 @@ static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
 	return true;
 }
 
-/* Room for the tables one pass may detach; none when it cannot be had. */
-static void fr_copy_begin(struct fr_reloc *m, unsigned long old_addr,
-			  unsigned long old_end)
+static void fr_copy_begin(struct fr_reloc *m)
 {
 	m->ncopied = 0;
 	m->max_copied = 0;
+	m->want_copied = 0;
 	m->copied = NULL;
-	if (!fr_hook_copy_tables())
+}
+
+/*
+ * Room for the tables this pass may copy, as FR_PREPARE counted them, made
+ * before the rmap locks (an allocation under them could wait for reclaim,
+ * which takes them); none when it cannot be had, and then fr_reloc_ptes()
+ * moves those tables. Sized by the count, not by the range: a move of
+ * whole PMD or PUD entries copies no table, and allocates nothing.
+ */
+static void fr_copy_reserve(struct fr_reloc *m)
+{
+	if (m->want_copied <= m->max_copied || !fr_hook_copy_tables())
 		return;
-	/* At most one per PMD of a pass's budget, and one for a straddling start. */
-	m->max_copied = min((old_end - old_addr) / PMD_SIZE,
-			    fr_hook_pass_budget(FR_PASS_BUDGET) / PTRS_PER_PTE + 1);
-	if (!m->max_copied)
-		return;
-	m->copied = kvmalloc_array(m->max_copied, sizeof(*m->copied),
+	kvfree(m->copied);
+	m->copied = kvmalloc_array(m->want_copied, sizeof(*m->copied),
 				   GFP_KERNEL | __GFP_NOWARN);
-	if (!m->copied)
-		m->max_copied = 0;
+	m->max_copied = m->copied ? m->want_copied : 0;
 }
 
 static void fr_copy_end(struct fr_reloc *m)
@@ -699,8 +704,11 @@ static void fr_release_tables(struct fr_reloc *m)
 	m->ncopied = 0;
 }
 #else
-static inline void fr_copy_begin(struct fr_reloc *m, unsigned long old_addr,
-				 unsigned long old_end)
+static inline void fr_copy_begin(struct fr_reloc *m)
+{
+}
+
+static inline void fr_copy_reserve(struct fr_reloc *m)
 {
 }
 
@@ -734,6 +742,11 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 	pmd_t *old_pmd, *new_pmd;
 	pmd_t pmd;
 
+#if FR_COPY_TABLES
+	/* The last FR_PREPARE walk before FR_MOVE counts for it. */
+	if (mode == FR_PREPARE)
+		m->want_copied = 0;
+#endif
 	for (; old_addr < old_end; old_addr += extent, new_addr += extent) {
 		/*
 		 * FR_PREPARE ends the pass where its work budget runs out
@@ -805,6 +818,9 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 			return old_addr;
 #if FR_COPY_TABLES
 		/* A whole source table is copied (x86-64). */
+		if (mode == FR_PREPARE && !(old_addr & ~PMD_MASK) &&
+		    old_end - old_addr >= PMD_SIZE)
+			m->want_copied++;
 		if (mode == FR_MOVE &&
 		    fr_copy_table(m, old_pmd, old_addr, old_end, new_pmd,
 				  new_addr, extent)) {
@@ -888,7 +904,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 	done = old_addr;
 	m->src_start = old_addr;
 	m->src_end = old_end;
-	fr_copy_begin(m, old_addr, old_end);
+	fr_copy_begin(m);
 	fr_mmu_notifier_start(&range, m->old_vma, old_addr, old_end);
 	while (done < old_end) {
 		/*
@@ -904,6 +920,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		} while (m->table_in_source && prepared > done && ++pass < 8);
 		if (prepared == done)
 			break;	/* out of memory for page tables */
+		fr_copy_reserve(m);
 		fr_hook_prepared();
 		fr_prof_lap(&m->prof_t, FR_PROF_R_PREPARE);
 

@@ -59,9 +59,11 @@ struct fr_reloc {
 	unsigned long spent;	/* work done by this pass so far */
 	u64 prof_t;	/* move_prof's clock (test builds) */
 #if FR_COPY_TABLES
-	/* Tables detached by this pass, and room for how many. */
+	/* Tables detached by this pass, room for how many, and how many
+	 * whole source tables FR_PREPARE found for it.
+	 */
 	struct fr_copied *copied;
-	unsigned int ncopied, max_copied;
+	unsigned int ncopied, max_copied, want_copied;
 #endif
 };
 
