@@ -552,6 +552,17 @@ static void fr_empty_table(pte_t *old)
 }
 
 /*
+ * Whether the source table at @old_addr lies wholly in the range up to
+ * @old_end and may be copied: what FR_PREPARE counts and FR_MOVE copies.
+ * Not under Xen PV, whose set_pte() is a hypercall.
+ */
+static inline bool fr_copy_whole(unsigned long old_addr, unsigned long old_end)
+{
+	return !(old_addr & ~PMD_MASK) && old_end - old_addr >= PMD_SIZE &&
+	       !cpu_feature_enabled(X86_FEATURE_XENPV);
+}
+
+/*
  * Moves the whole source table at @old_pmd (@old_addr PMD-aligned) by
  * copying; see above. The first @extent bytes go to @new_pmd's table, the
  * rest to the next destination table. Returns false, having changed
@@ -571,9 +582,7 @@ static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
 	spinlock_t *pml;
 	pte_t *old;
 
-	if ((old_addr & ~PMD_MASK) || old_end - old_addr < PMD_SIZE ||
-	    m->ncopied >= m->max_copied ||
-	    cpu_feature_enabled(X86_FEATURE_XENPV))
+	if (!fr_copy_whole(old_addr, old_end) || m->ncopied >= m->max_copied)
 		return false;
 	if (split < PTRS_PER_PTE) {
 		new_pmd2 = fr_dst_table(m->mm, new_addr + extent);
@@ -818,8 +827,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 			return old_addr;
 #if FR_COPY_TABLES
 		/* A whole source table is copied (x86-64). */
-		if (mode == FR_PREPARE && !(old_addr & ~PMD_MASK) &&
-		    old_end - old_addr >= PMD_SIZE)
+		if (mode == FR_PREPARE && fr_copy_whole(old_addr, old_end))
 			m->want_copied++;
 		if (mode == FR_MOVE &&
 		    fr_copy_table(m, old_pmd, old_addr, old_end, new_pmd,
