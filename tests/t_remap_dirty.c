@@ -63,8 +63,6 @@
 #define MAX_ROUNDS	24
 #define TAG(i)		(0x7a67000000000000ULL | (uint64_t)(i))
 
-#define PARAM(x)	T_PARAMS x
-
 static int fd = -1;
 static int shared;	/* the memfd variant */
 /* copy_tables as loaded; "" where the build has no copying mover. */
@@ -326,7 +324,7 @@ static void run(int use_module, int per_entry)
 	snprintf(name, sizeof(name), "%s%s, %s", use_module ? "FASTREMAP_IOC_REMAP" : "mremap(2)",
 		 per_entry ? ", per-entry mover" : "",
 		 shared ? "shared memfd" : "MADV_FREE'd anonymous");
-	if (per_entry && t_write_str(PARAM("copy_tables"), "0")) {
+	if (per_entry && t_write_str(T_PARAMS "copy_tables", "0")) {
 		tap_ok(0, "%s: setting copy_tables=0", name);
 		return;
 	}
@@ -338,7 +336,7 @@ static void run(int use_module, int per_entry)
 		}
 	}
 	if (per_entry)
-		t_write_str(PARAM("copy_tables"), copy_dflt);
+		t_write_str(T_PARAMS "copy_tables", copy_dflt);
 	if (!ok) {
 		tap_ok(0, "%s: round %d: %s", name, k, why);
 		return;
@@ -417,13 +415,13 @@ static int held_once(struct tally *t, long *copied, int *reached, const char **w
 	wt_up = 1;
 	while (!atomic_load(&w.ready))
 		;
-	if (t_write_str(PARAM("copy_tables"), "1") ||
-	    t_write_str(PARAM("hold_before_flush"), "1")) {
+	if (t_write_str(T_PARAMS "copy_tables", "1") ||
+	    t_write_str(T_PARAMS "hold_before_flush", "1")) {
 		*why = "arming copy_tables and hold_before_flush";
 		goto fail;
 	}
 	if (pthread_create(&mt, NULL, held_mover, &m)) {
-		t_write_str(PARAM("hold_before_flush"), "0");
+		t_write_str(T_PARAMS "hold_before_flush", "0");
 		*why = "pthread_create";
 		goto fail;
 	}
@@ -446,11 +444,11 @@ static int held_once(struct tally *t, long *copied, int *reached, const char **w
 	 */
 	atomic_store(&w.stop, 1);
 	atomic_store(&w.go, 1);
-	t_write_str(PARAM("hold_before_flush"), "0");
+	t_write_str(T_PARAMS "hold_before_flush", "0");
 	pthread_join(mt, NULL);
 	pthread_join(wt, NULL);
 	wt_up = 0;
-	t_write_str(PARAM("copy_tables"), copy_dflt);
+	t_write_str(T_PARAMS "copy_tables", copy_dflt);
 	*copied += t_param("tables_copied") - c0;
 	if (m.res != m.dst) {
 		*why = strerror(m.err);
@@ -467,7 +465,7 @@ fail:
 		atomic_store(&w.go, 1);
 		pthread_join(wt, NULL);
 	}
-	t_write_str(PARAM("copy_tables"), copy_dflt);
+	t_write_str(T_PARAMS "copy_tables", copy_dflt);
 	t_release(&a);
 	if (mfd >= 0)
 		close(mfd);
@@ -635,7 +633,7 @@ int main(int argc, char **argv)
 	sigaction(SIGSEGV, &sa, NULL);
 	t_pin_cpu(0);
 	if (t_param("tables_copied") < 0 ||
-	    t_read_str(PARAM("copy_tables"), copy_dflt, sizeof(copy_dflt)))
+	    t_read_str(T_PARAMS "copy_tables", copy_dflt, sizeof(copy_dflt)))
 		copy_dflt[0] = 0;
 	copy_dflt[strcspn(copy_dflt, "\n")] = 0;
 	for (shared = 0; shared < 2; shared++) {
