@@ -99,10 +99,22 @@ static inline void fr_arch_set_pte(struct mm_struct *mm, unsigned long addr,
 #define FR_ARCH_BLOCK_PTES	1
 
 static inline enum fr_block
-fr_arch_move_block(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
-		   unsigned long old_end, pte_t *new_pte, unsigned long new_addr)
+fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
+		   unsigned long old_addr, unsigned long old_end,
+		   pte_t *new_pte, unsigned long new_addr)
 {
 	return FR_BLOCK_NONE;
+}
+
+static inline pte_t fr_arch_pte_get(pte_t *ptep)
+{
+	return ptep_get(ptep);
+}
+
+static inline pte_t fr_arch_pte_clear(struct mm_struct *mm, unsigned long addr,
+				      pte_t *ptep)
+{
+	return ptep_get_and_clear(mm, addr, ptep);
 }
 #elif defined(CONFIG_ARM64)
 /*
@@ -173,23 +185,52 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
 	fr_arch_set_pud(new_pud, pud);
 }
 
+#ifdef CONFIG_ARM64_CONTPTE
+#define FR_ARCH_BLOCK_PTES	CONT_PTES
+
 /*
- * One moved entry, as set_pte_at() writes it, with every inline it calls
- * inlined here (flatten). 7.x's set_pte_at() ends in __set_ptes_anysz(),
+ * A single entry, one outside any contiguous block (6.9+). The public
+ * ptep_get(), ptep_get_and_clear() and set_pte_at() each load the entry
+ * they are given again to test its contiguous bit: three loads of the
+ * source entry and one of the destination per moved entry, where the
+ * mover has loaded the source entry once and fr_arch_move_block() has
+ * tested that bit (under the page-table lock, which every fold and
+ * unfold takes), and a destination entry is always none. The mover calls
+ * the raw helpers the public ones end in (page-table checking and
+ * set_pte_at()'s cache and tag maintenance are in them) and keeps only
+ * set_pte_at()'s attempt to fold the destination's block after its last
+ * entry, which its inline test makes once in CONT_PTES entries: a block
+ * whose pages the move brought into line becomes one, as after
+ * mremap(2). A block the move cuts is unfolded by the public
+ * ptep_get_and_clear() first (FR_BLOCK_CUT). Counted on 7.2, in
+ * bench/README.md ("Counts measured").
+ */
+static inline pte_t fr_arch_pte_get(pte_t *ptep)
+{
+	return __ptep_get(ptep);
+}
+
+static inline pte_t fr_arch_pte_clear(struct mm_struct *mm, unsigned long addr,
+				      pte_t *ptep)
+{
+	return __ptep_get_and_clear(mm, addr, ptep);
+}
+
+/*
+ * Inlined whole (flatten): 7.x's __set_ptes() ends in __set_ptes_anysz(),
  * written for any count and three page sizes, which gcc 15 keeps out of
  * line as a ".constprop" clone in .text: each entry moved called out of
- * the mover's page (tests/harness/check-placement.sh now fails a hot function
+ * the mover's page (tests/harness/check-placement.sh fails a hot function
  * that calls such a clone). For one 4 KiB entry it folds down to a few
- * tests and a store, as 6.1's compiler inlined it by itself.
+ * tests and a store.
  */
 static inline __attribute__((flatten)) void
 fr_arch_set_pte(struct mm_struct *mm, unsigned long addr, pte_t *ptep, pte_t pte)
 {
-	set_pte_at(mm, addr, ptep, pte);
+	pte = pte_mknoncont(pte);
+	__set_ptes(mm, addr, ptep, pte, 1);
+	contpte_try_fold(mm, addr, ptep, pte);
 }
-
-#ifdef CONFIG_ARM64_CONTPTE
-#define FR_ARCH_BLOCK_PTES	CONT_PTES
 
 /*
  * Contiguous PTEs (6.9+): the kernel maps a large folio's aligned 64 KiB
@@ -259,10 +300,11 @@ fr_arch_move_cont(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
  * inline, which check-placement.sh rejects in a hot function.
  */
 static inline enum fr_block
-fr_arch_move_block(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
-		   unsigned long old_end, pte_t *new_pte, unsigned long new_addr)
+fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
+		   unsigned long old_addr, unsigned long old_end,
+		   pte_t *new_pte, unsigned long new_addr)
 {
-	if (!pte_valid_cont(__ptep_get(old_pte)))
+	if (!pte_valid_cont(pte))
 		return FR_BLOCK_NONE;
 	return fr_arch_move_cont(mm, old_pte, old_addr, old_end, new_pte, new_addr);
 }
@@ -270,10 +312,29 @@ fr_arch_move_block(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
 #define FR_ARCH_BLOCK_PTES	1
 
 static inline enum fr_block
-fr_arch_move_block(struct mm_struct *mm, pte_t *old_pte, unsigned long old_addr,
-		   unsigned long old_end, pte_t *new_pte, unsigned long new_addr)
+fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
+		   unsigned long old_addr, unsigned long old_end,
+		   pte_t *new_pte, unsigned long new_addr)
 {
 	return FR_BLOCK_NONE;
+}
+
+static inline pte_t fr_arch_pte_get(pte_t *ptep)
+{
+	return ptep_get(ptep);
+}
+
+static inline pte_t fr_arch_pte_clear(struct mm_struct *mm, unsigned long addr,
+				      pte_t *ptep)
+{
+	return ptep_get_and_clear(mm, addr, ptep);
+}
+
+/* As set_pte_at() writes it (flatten: see above). */
+static inline __attribute__((flatten)) void
+fr_arch_set_pte(struct mm_struct *mm, unsigned long addr, pte_t *ptep, pte_t pte)
+{
+	set_pte_at(mm, addr, ptep, pte);
 }
 #endif /* CONFIG_ARM64_CONTPTE */
 #else

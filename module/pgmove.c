@@ -346,8 +346,9 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 	for (; old_addr < old_end; old_pte += nr, new_pte += nr,
 	     old_addr += nr * PAGE_SIZE, new_addr += nr * PAGE_SIZE) {
 		nr = 1;
-		switch (fr_arch_move_block(m->mm, old_pte, old_addr, old_end,
-					   new_pte, new_addr)) {
+		pte = fr_arch_pte_get(old_pte);
+		switch (fr_arch_move_block(m->mm, pte, old_pte, old_addr,
+					   old_end, new_pte, new_addr)) {
 		case FR_BLOCK_KEPT:
 			m->stats.contpte++;
 			nr = FR_ARCH_BLOCK_PTES;
@@ -359,14 +360,16 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 			n += nr;
 			continue;
 		case FR_BLOCK_CUT:
+			/* Unfolded first: the part that stays loses the bit. */
 			m->stats.contpte_unfolded++;
+			pte = ptep_get_and_clear(m->mm, old_addr, old_pte);
 			break;
 		case FR_BLOCK_NONE:
+			if (pte_none(pte))
+				continue;
+			pte = fr_arch_pte_clear(m->mm, old_addr, old_pte);
 			break;
 		}
-		if (pte_none(ptep_get(old_pte)))
-			continue;
-		pte = ptep_get_and_clear(m->mm, old_addr, old_pte);
 		if (FR_MUTANT(NO_DIRTY) && pte_present(pte))
 			pte = pte_mkclean(pte);
 		fr_arch_set_pte(m->mm, new_addr, new_pte,
