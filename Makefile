@@ -139,7 +139,7 @@ bench-promote:
 # tests/harness/lane-NAME.sh: arm64 (the arm64 lane alone, full counts),
 # all (both lanes in full, then DKMS on arm64), reach (both lanes on the
 # kernels beyond the three: Debian 11's 5.10, 7.3, and the upstream 6.18
-# LTS and 6.17 built from source, x86-64 only), dkms-arm64, long (the
+# LTS and 6.17 built from source), dkms-arm64, long (the
 # reliability tests' long mode), debug (debug kernels; DEBUG_LANES=debug7
 # for one), mutants (planted bugs), mremap-lockorder (the kernel's own
 # lock order, MREMAP_LOCKORDER_SUITES), ibt (kernel IBT and CET shadow

@@ -20,6 +20,12 @@
 #           build root under $FR_CACHE/upstream-6.18/root.
 #   up617   the same of 6.17 (upstream-6.17/): every upstream lane of
 #           FR_UPSTREAM_SUITES (tests/harness/common.sh) is built so.
+#           With FASTREMAP_ARCH=arm64 an upstream lane's kernel is
+#           cross-built for arm64 in the bookworm chroot (whose gcc builds
+#           the lane's module too) from the same tarball: its defconfig
+#           without modules and without the SoC platforms (QEMU's virt
+#           board needs none), under $FR_CACHE/arm64/upstream-SERIES, and
+#           laid out as an arm64 suite's kernel (fr_arm64_dir).
 # A kernel is reused until its source package or the fragment changes.
 # Nothing is rebuilt when the cached kernel is current. The build runs at
 # nice 19 (FASTREMAP_BUILD_NICE) with one job per CPU (FASTREMAP_BUILD_JOBS):
@@ -36,6 +42,7 @@ defconfig=x86_64_defconfig
 pkgs="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils"
 nice=${FASTREMAP_BUILD_NICE:-19}
 jobs=${FASTREMAP_BUILD_JOBS:-$(nproc)}
+kmake=(make)
 
 case $lane in
 "$FR_DEBUG_SUITE")
@@ -73,29 +80,44 @@ case $lane in
 *)
 	series=$(fr_upstream_series "$lane") ||
 		fr_die "usage: build-debug-kernel.sh [$FR_DEBUG_SUITE|$FR_DEBUG7_SUITE|${FR_UPSTREAM_NAMES// /|}]"
-	fr_is_arm64 && fr_die "$lane: an x86-64 kernel only"
 	frags=("$FR_TOP/scripts/upstream-kernel.config" "$FR_TOP/scripts/test-kernel.config")
-	defconfig="x86_64_defconfig kvm_guest.config"
-	# shellcheck disable=SC2086
-	fr_apt_install $pkgs
 	dir=$(fr_upstream_dir "$lane")
 	in=$dir
-	run() { nice -n "$nice" "$@"; }
-	srcver=$(fr_fetch_orig "$series" "$dir")
+	src=$(fr_upstream_src "$lane")
+	if fr_is_arm64; then
+		defconfig=defconfig
+		FASTREMAP_SUITES=$FR_ARM64_PROGRAMS_ROOT "$FR_TOP/scripts/prepare-kernels.sh"
+		fr_in_root "$FR_ARM64_PROGRAMS_ROOT" sh -c "apt-get update -q >/dev/null 2>&1;
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			$pkgs gcc-aarch64-linux-gnu >/dev/null" ||
+			fr_die "$lane: cannot install the cross compiler in the $FR_ARM64_PROGRAMS_ROOT chroot"
+		# The tree at its own path in the chroot, and the tarball.
+		run() { FR_IN_ROOT_BIND="$dir $src" fr_in_root "$FR_ARM64_PROGRAMS_ROOT" nice -n "$nice" "$@"; }
+		kmake=(make ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	else
+		defconfig="x86_64_defconfig kvm_guest.config"
+		# shellcheck disable=SC2086
+		fr_apt_install $pkgs
+		run() { nice -n "$nice" "$@"; }
+	fi
+	mkdir -p "$dir" "$src"
+	srcver=$(fr_fetch_orig "$series" "$src")
 	;;
 esac
 if fr_is_upstream "$lane"; then
-	tarball=$dir/linux_${srcver%%-*}.orig.tar.xz
+	tarball=$src/linux_${srcver%%-*}.orig.tar.xz
 else
 	tarball=/usr/src/linux-source-$series.tar.xz
 fi
 
-# The fragment's lines for this series: CONFIG_ lines apply to every
-# series, "<series>:CONFIG_" lines only to that one (an option a later
-# kernel removed). The key hashes only these, so a comment does not
-# rebuild a kernel.
+# The fragment's lines for this series and architecture: CONFIG_ lines
+# apply to every series, "<series>:CONFIG_" lines only to that one (an
+# option a later kernel removed), "amd64:" and "arm64:" lines to that
+# architecture. The key hashes only these, so a comment does not rebuild a
+# kernel.
 frag_lines() {
-	grep -hE "^(CONFIG_|${series//./\\.}:CONFIG_)" "${frags[@]}" | sed -E 's/^[0-9.]+://'
+	grep -hE "^(CONFIG_|${series//./\\.}:CONFIG_|$FR_ARCH:CONFIG_)" "${frags[@]}" |
+		sed -E 's/^([0-9.]+|amd64|arm64)://'
 }
 key=$({ echo "$srcver"; frag_lines; } | md5sum | cut -c1-10)
 tree="$dir/linux-$key"
@@ -104,7 +126,22 @@ tree="$dir/linux-$key"
 # module's build directory, and the source package for the selftests.
 layout() {
 	local kver r
-	kver=$(run make -C "$in/linux-$key" -s kernelrelease)
+	kver=$(run "${kmake[@]}" -C "$in/linux-$key" -s kernelrelease)
+	if fr_is_arm64; then
+		# As prepare-kernels.sh unpacks a Debian arm64 kernel: the
+		# image, the tree as its headers, and the guest's busybox.
+		r=$(fr_kroot "$lane")
+		rm -rf "$r"
+		mkdir -p "$r/boot" "$r/bin" "$r/usr/src" "$r/lib/modules/$kver"
+		cp "$tree/arch/arm64/boot/Image" "$r/boot/vmlinuz-$kver"
+		cp "$tree/System.map" "$r/boot/System.map-$kver"
+		ln -s "$tree" "$r/usr/src/linux-headers-$kver"
+		ln -s "/usr/src/linux-headers-$kver" "$r/lib/modules/$kver/build"
+		cp "$(fr_kroot "$FR_ARM64_PROGRAMS_ROOT")/bin/busybox" "$r/bin/busybox"
+		: >"$r/lib/modules/$kver/modules.dep"
+		echo "$kver" >"$dir/kver"
+		return
+	fi
 	if [ "$lane" != "$FR_DEBUG7_SUITE" ]; then
 		r="$dir/root"
 		rm -rf "$r"
@@ -144,9 +181,17 @@ fi
 
 fr_log "$lane kernel: configuring"
 # shellcheck disable=SC2086
-run make -C "$in/linux-$key" -s $defconfig
-# The fragment's lines are CONFIG_X=y, =n or ="string".
+run "${kmake[@]}" -C "$in/linux-$key" -s $defconfig
 opts=()
+if fr_is_arm64; then
+	# arm64's defconfig is every board's: QEMU's virt board needs none of
+	# its modules and none of its SoC platforms.
+	run "${kmake[@]}" -C "$in/linux-$key" -s mod2noconfig
+	for p in $(sed -n 's/^config \(ARCH_[A-Z0-9_]*\)$/\1/p' "$tree/arch/arm64/Kconfig.platforms"); do
+		opts+=(--disable "$p")
+	done
+fi
+# The fragment's lines are CONFIG_X=y, =n or ="string".
 while IFS= read -r line; do
 	case $line in
 	CONFIG_*=y) opts+=(--enable "${line%%=*}") ;;
@@ -156,7 +201,7 @@ while IFS= read -r line; do
 	esac
 done < <(frag_lines)
 "$tree/scripts/config" --file "$tree/.config" "${opts[@]}"
-run make -C "$in/linux-$key" -s olddefconfig
+run "${kmake[@]}" -C "$in/linux-$key" -s olddefconfig
 # Kconfig silently drops an option whose dependencies are unmet: every
 # line of the fragment must have survived, or the lane checks less than
 # it claims.
@@ -172,7 +217,7 @@ done < <(frag_lines)
 
 fr_log "$lane kernel: building $(basename "$tarball") ($srcver) (log: $dir/build.log)"
 start=$(date +%s)
-if ! run make -C "$in/linux-$key" -j"$jobs" >"$dir/build.log" 2>&1; then
+if ! run "${kmake[@]}" -C "$in/linux-$key" -j"$jobs" >"$dir/build.log" 2>&1; then
 	tail -n 40 "$dir/build.log" >&2
 	fr_die "$lane kernel: build failed (log: $dir/build.log)"
 fi

@@ -298,26 +298,48 @@ tap "$([ "$said" = none ] && [ "$answered" = "$(echo "$want" | wc -w)" ] && echo
 	"no source, a BTF without them: the BTF answers that none is there (yes: $said; no: $answered)" "$bstage/without.log"
 
 if fr_is_upstream "$suite"; then
-	# Debian's image of the lane's release, from trixie-backports (once):
-	# its vmlinuz, unpacked, holds the BTF of Debian's build.
-	up=${kver%%-*}
+	# Debian's image of the lane's release and architecture, from
+	# trixie-backports (once), holds the BTF of Debian's build: x86-64's
+	# vmlinuz unpacks to an ELF vmlinux with a .BTF section; arm64's is
+	# an Image (the kernel's memory image, no ELF headers; its System.map
+	# is in the -dbg package), kept as the raw BTF found in it by its
+	# header: magic 0xeB9F, version 1, flags 0, 24 bytes long.
+	up=${kver%%-*} flav=${kver%%-*}+deb13-$FR_ARCH
 	img="$FR_CACHE/bpo-image-${up%.*}"
-	vmlinux="$img/vmlinux-$up+deb13-amd64"
+	vmlinux="$img/vmlinux-$flav"
 	if [ ! -s "$vmlinux" ]; then
-		fr_log "$suite: fetching linux-image-$up+deb13-amd64 (trixie-backports) for its BTF (once)"
+		fr_log "$suite: fetching linux-image-$flav (trixie-backports) for its BTF (once)"
 		mkdir -p "$img"
-		fr_apt_private_init "$img/apt" "deb [arch=amd64] $(fr_mirror) trixie-backports main"
-		(cd "$img" && fr_apt_private "$img/apt" apt-get download "linux-image-$up+deb13-amd64" >&2) ||
-			fr_die "$suite: cannot download linux-image-$up+deb13-amd64"
-		deb=$(ls "$img"/linux-image-"$up"+deb13-amd64_*.deb)
-		if ! dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/vmlinuz-$up+deb13-amd64" >"$img/vmlinuz" ||
-			! "$kdir/scripts/extract-vmlinux" "$img/vmlinuz" >"$vmlinux.tmp"; then
-			fr_die "$suite: no vmlinux in $deb"
+		fr_apt_private_init "$img/apt-$FR_ARCH" "deb [arch=$FR_ARCH] $(fr_mirror) trixie-backports main"
+		(cd "$img" && fr_apt_private "$img/apt-$FR_ARCH" apt-get download "linux-image-$flav:$FR_ARCH" >&2) ||
+			fr_die "$suite: cannot download linux-image-$flav"
+		deb=$(ls "$img"/linux-image-"$flav"_*.deb)
+		dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/vmlinuz-$flav" >"$img/vmlinuz" ||
+			fr_die "$suite: no vmlinuz in $deb"
+		if ! fr_is_arm64; then
+			"$kdir/scripts/extract-vmlinux" "$img/vmlinuz" >"$vmlinux.tmp" ||
+				fr_die "$suite: no vmlinux in $deb"
+		else
+			if [ "$(head -c 2 "$img/vmlinuz" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then
+				gzip -dc <"$img/vmlinuz" >"$img/Image"
+			else
+				mv "$img/vmlinuz" "$img/Image"
+			fi
+			at=$(LC_ALL=C grep -obUaP '\x9f\xeb\x01\x00\x18\x00\x00\x00' "$img/Image" | cut -d: -f1)
+			[ "$(grep -c . <<<"$at")" = 1 ] || fr_die "$suite: not one BTF header in $deb's Image (at ${at:-none})"
+			# type_off, type_len, str_off, str_len: the sections follow
+			# the header.
+			read -r toff tlen soff slen < <(od -An -tu4 -j $((at + 8)) -N 16 "$img/Image")
+			end=$((toff + tlen > soff + slen ? toff + tlen : soff + slen))
+			dd if="$img/Image" of="$vmlinux.tmp" bs=64K iflag=skip_bytes,count_bytes \
+				skip="$at" count=$((24 + end)) status=none || fr_die "$suite: cannot read $img/Image"
+			rm -f "$img/Image"
 		fi
 		mv "$vmlinux.tmp" "$vmlinux"
 		rm -f "$deb" "$img/vmlinuz"
 	fi
-	probe_build debian "$vmlinux"
+	# (An arm64 lane builds in a chroot: the image's folder is shown there.)
+	FR_IN_ROOT_BIND=$img probe_build debian "$vmlinux"
 	said=$(btf_said debian)
 	from_src=$(for n in $want; do
 		grep -q "^#define FR_HAVE_$n 1" "$FR_BUILD/$suite/compat-generated.h" && echo "$n"
@@ -333,7 +355,7 @@ static_assert(FR_COPY_VMA_KEEP_SOURCE == 0, "fastremap: this copy_vma() has five
 ANSWERS
 	echo 'obj-m += fr_answers.o' >>"$bstage/module/Kbuild"
 	# shellcheck disable=SC2046
-	fr_in_root "$suite" make -C "$kdir" M="$brel/module" $(fr_kmake_args) FR_DECLS_BTF="$vmlinux" \
+	FR_IN_ROOT_BIND=$img fr_in_root "$suite" make -C "$kdir" M="$brel/module" $(fr_kmake_args) FR_DECLS_BTF="$vmlinux" \
 		decls.o fr_answers.o >>"$bstage/debian.log" 2>&1
 	rc=$?
 	tap "$([ "$rc" = 0 ] && grep -aq "checked against the BTF of $vmlinux" "$bstage/debian.log" && echo 1)" \

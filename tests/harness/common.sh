@@ -25,7 +25,7 @@ FR_SUITES=${FASTREMAP_SUITES:-bookworm trixie sid}
 # is Debian 11's 5.10, the oldest supported kernel (no folios: no
 # FASTREMAP_IOC_MOVE there); trixie-bpo and experimental are 7.3 (below);
 # the upstream lanes (FR_UPSTREAM_SUITES, below: lts618, the 6.18 LTS, and
-# up617, 6.17), built here from source (x86-64 only); trixie-16k and
+# up617, 6.17), built here from source (x86-64 and arm64); trixie-16k and
 # sid-16k Debian's arm64-16k kernels (16 KiB pages, arm64 only).
 FR_UPSTREAM_SUITES="lts618:6.18 up617:6.17"
 # The upstream lanes' suites (FR_UPSTREAM_SUITES without their series);
@@ -271,10 +271,12 @@ fr_debug_root() { printf '%s/debug-6.1/root\n' "$FR_CACHE"; }
 # Whether a suite is a debug-kernel lane (slower: longer VM time limits).
 fr_is_debug() { [ "$1" = "$FR_DEBUG_SUITE" ] || [ "$1" = "$FR_DEBUG7_SUITE" ]; }
 
-# The upstream lanes (make check-reach, x86-64 only): a series' source as
-# Debian's trixie-backports carries it (its orig tarball), built by
+# The upstream lanes (make check-reach): a series' source as Debian's
+# trixie-backports carries it (its orig tarball), built by
 # scripts/build-debug-kernel.sh without the debug lanes' checkers and laid
-# out like the debug lane's root (boot/, lib/modules/KVER/build). Each is a
+# out like the debug lane's root (boot/, lib/modules/KVER/build); arm64's
+# cross-built in the arm64 programs' chroot, which builds their module
+# too, and laid out like an arm64 suite's kernel (fr_arm64_dir). Each is a
 # SUITE:SERIES word of FR_UPSTREAM_SUITES (above): a series is added there
 # alone, and its results in tests/expected-skips and expected-counts.
 # fr_upstream_series SUITE: SUITE's series (true), or nothing (false).
@@ -286,17 +288,23 @@ fr_upstream_series() {
 	return 1
 }
 fr_is_upstream() { fr_upstream_series "$1" >/dev/null; }
-# fr_upstream_dir SUITE: everything of an upstream lane in the cache.
-fr_upstream_dir() { printf '%s/upstream-%s\n' "$FR_CACHE" "$(fr_upstream_series "$1")"; }
+# fr_upstream_src SUITE: where an upstream lane's tarball is kept (both
+# architectures'); fr_upstream_dir SUITE: its kernel's build and layout.
+fr_upstream_src() { printf '%s/upstream-%s\n' "$FR_CACHE" "$(fr_upstream_series "$1")"; }
+fr_upstream_dir() {
+	if fr_is_arm64; then
+		printf '%s/arm64/upstream-%s\n' "$FR_CACHE" "$(fr_upstream_series "$1")"
+	else
+		fr_upstream_src "$1"
+	fi
+}
 # Whether a suite's kernel is built from source here (a debug lane or an
 # upstream lane): its build tree is its headers, its image the build's.
 fr_from_source() { fr_is_debug "$1" || fr_is_upstream "$1"; }
 # fr_no_lane SUITE: why SUITE has no kernel on this architecture (prints
 # the reason, true), or nothing (false).
 fr_no_lane() {
-	if fr_is_arm64 && fr_is_upstream "$1"; then
-		echo "$1 is an x86-64 kernel built from source: no arm64 lane"
-	elif ! fr_is_arm64 && fr_is_16k "$1"; then
+	if ! fr_is_arm64 && fr_is_16k "$1"; then
 		echo "$1 is an arm64 kernel with 16 KiB pages: arm64 lane only"
 	else
 		return 1
@@ -340,7 +348,7 @@ fr_fetch_orig() {
 # Not for arm64: Debian 12's cross gcc and gcc-multilib (the host's i386
 # build test) conflict, so arm64 builds run in a bookworm chroot as well.
 fr_on_host() {
-	{ [ "$1" = bookworm ] && ! fr_is_arm64; } || [ "$1" = "$FR_DEBUG_SUITE" ] || fr_is_upstream "$1"
+	{ ! fr_is_arm64 && { [ "$1" = bookworm ] || fr_is_upstream "$1"; }; } || [ "$1" = "$FR_DEBUG_SUITE" ]
 }
 
 # The filesystem root whose kernel and headers a suite uses.
@@ -349,7 +357,15 @@ fr_root() {
 	bookworm) if fr_is_arm64; then fr_chroot_dir bookworm; else echo /; fi ;;
 	"$FR_DEBUG_SUITE") fr_debug_root ;;
 	*-16k) fr_chroot_dir "${1%-16k}" ;;
-	*) if fr_is_upstream "$1"; then printf '%s/root\n' "$(fr_upstream_dir "$1")"; else fr_chroot_dir "$1"; fi ;;
+	*)
+		if ! fr_is_upstream "$1"; then
+			fr_chroot_dir "$1"
+		elif fr_is_arm64; then
+			fr_chroot_dir "$FR_ARM64_PROGRAMS_ROOT"
+		else
+			printf '%s/root\n' "$(fr_upstream_dir "$1")"
+		fi
+		;;
 	esac
 }
 
@@ -370,36 +386,41 @@ fr_stage_src() {
 
 # Runs a command as root inside a suite's build root: the host itself for
 # bookworm and the debug lane, else its chroot with /proc mounted (7.x's
-# objtool reads it). The mount lives in a private mount namespace of its
+# objtool reads it). The mounts live in a private mount namespace of its
 # own, so runs from several checkouts at once never unmount each other's.
+# FR_IN_ROOT_BIND: directories to show in the chroot at their own paths
+# (an arm64 upstream kernel's tree and tarball, built in the chroot).
 fr_in_root() {
-	local suite=$1 r
+	local suite=$1 r h k d binds=()
 	shift
 	if fr_on_host "$suite"; then
 		"$@"
 		return
 	fi
 	r=$(fr_root "$suite")
-	# arm64: the suite's unpacked arm64 headers appear at the path their
-	# Makefile names (7.x checks it), in this private namespace only.
-	local h= k
 	if fr_is_arm64; then
+		# The suite's unpacked arm64 headers at the path their Makefile
+		# names (7.x checks it), and this checkout at its own path (the
+		# test programs are cross-built in a chroot).
 		k=$(fr_kver "$(fr_kroot "$suite")")
 		h="$(fr_kroot "$suite")/usr/src/linux-headers-$k"
-		[ -d "$h" ] && mkdir -p "$r/usr/src/linux-headers-$k" || h=
+		if [ -n "$k" ] && [ -d "$h" ]; then
+			mkdir -p "$r/usr/src/linux-headers-$k"
+			binds+=("$h" "/usr/src/linux-headers-$k")
+		fi
+		binds+=("$FR_TOP" "$FR_TOP")
 	fi
-	# arm64: and this checkout at its own path (the test programs are
-	# cross-built in a chroot).
-	local top=
-	if fr_is_arm64; then
-		top=$FR_TOP
-		mkdir -p "$r$top"
-	fi
+	for d in ${FR_IN_ROOT_BIND:-}; do binds+=("$d" "$d"); done
+	for ((d = 1; d < ${#binds[@]}; d += 2)); do mkdir -p "$r${binds[d]}"; done
 	unshare --mount --propagation private -- sh -c \
-		'mount -t proc proc "$0/proc" &&
-		{ [ -z "$1" ] || mount --bind "$1" "$0$2"; } &&
-		{ [ -z "$3" ] || mount --bind "$3" "$0$3"; } && shift 3 && exec chroot "$0" "$@"' \
-		"$r" "$h" "/usr/src/linux-headers-${k:-}" "$top" "$@"
+		'r=$1 n=$2 && shift 2 && mount -t proc proc "$r/proc" || exit 1
+		while [ "$n" -gt 0 ]; do
+			mount --bind "$1" "$r$2" || exit 1
+			shift 2
+			n=$((n - 1))
+		done
+		exec chroot "$r" "$@"' \
+		sh "$r" $((${#binds[@]} / 2)) "${binds[@]}" "$@"
 }
 
 # The build root in which the arm64 test programs are cross-built.

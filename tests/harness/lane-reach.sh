@@ -6,13 +6,13 @@
 # with trixie-backports' 7.3 (trixie-bpo, built with gcc-14) and unstable
 # with experimental's 7.3 release candidate (experimental, gcc-16), x86-64
 # and arm64, the upstream lanes (FR_UPSTREAM_SUITES: lts618, the 6.18
-# LTS, and up617, 6.17; x86-64 only: the arm64 lane says so and skips
-# them) and Debian's arm64-16k kernels of trixie and sid (trixie-16k,
-# sid-16k: arm64 only). Each Debian suite's kernel, headers and gcc come
-# from a chroot of its own (scripts/prepare-kernels.sh; a few minutes
-# each, once); an upstream lane's kernel is built on this host from
-# trixie-backports' upstream tarball (scripts/build-debug-kernel.sh
-# SUITE; 12-20 minutes each on two cores, once).
+# LTS, and up617, 6.17; x86-64 and arm64) and Debian's arm64-16k kernels
+# of trixie and sid (trixie-16k, sid-16k: arm64 only). Each Debian suite's
+# kernel, headers and gcc come from a chroot of its own
+# (scripts/prepare-kernels.sh; a few minutes each, once); an upstream
+# lane's kernel is built here from trixie-backports' upstream tarball
+# (scripts/build-debug-kernel.sh SUITE; 12-40 minutes each on two cores,
+# once per architecture: arm64's cross-built in the bookworm chroot).
 # REACH_SUITES="..." runs some of them; FASTREMAP_ARCHES="amd64" (or
 # "arm64") one lane.
 set -euo pipefail
