@@ -105,17 +105,6 @@ fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
 {
 	return FR_BLOCK_NONE;
 }
-
-static inline pte_t fr_arch_pte_get(pte_t *ptep)
-{
-	return ptep_get(ptep);
-}
-
-static inline pte_t fr_arch_pte_clear(struct mm_struct *mm, unsigned long addr,
-				      pte_t *ptep)
-{
-	return ptep_get_and_clear(mm, addr, ptep);
-}
 #elif defined(CONFIG_ARM64)
 /*
  * arm64's flush_tlb_range() is inline: range TLBI where the CPU has it
@@ -205,6 +194,8 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
  * ptep_get_and_clear() first (FR_BLOCK_CUT). Counted on 7.2, in
  * bench/README.md ("Counts measured").
  */
+#define FR_ARCH_PTE_RAW	1
+
 static inline pte_t fr_arch_pte_get(pte_t *ptep)
 {
 	return __ptep_get(ptep);
@@ -319,6 +310,22 @@ fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
 	return FR_BLOCK_NONE;
 }
 
+/* As set_pte_at() writes it (flatten: see above). */
+static inline __attribute__((flatten)) void
+fr_arch_set_pte(struct mm_struct *mm, unsigned long addr, pte_t *ptep, pte_t pte)
+{
+	set_pte_at(mm, addr, ptep, pte);
+}
+#endif /* CONFIG_ARM64_CONTPTE */
+#else
+#error "fastremap supports x86-64 and arm64"
+#endif
+
+#ifndef FR_ARCH_PTE_RAW
+/*
+ * The entry the mover reads and clears: without contiguous PTEs the
+ * kernel's own helpers load it once each.
+ */
 static inline pte_t fr_arch_pte_get(pte_t *ptep)
 {
 	return ptep_get(ptep);
@@ -329,16 +336,6 @@ static inline pte_t fr_arch_pte_clear(struct mm_struct *mm, unsigned long addr,
 {
 	return ptep_get_and_clear(mm, addr, ptep);
 }
-
-/* As set_pte_at() writes it (flatten: see above). */
-static inline __attribute__((flatten)) void
-fr_arch_set_pte(struct mm_struct *mm, unsigned long addr, pte_t *ptep, pte_t pte)
-{
-	set_pte_at(mm, addr, ptep, pte);
-}
-#endif /* CONFIG_ARM64_CONTPTE */
-#else
-#error "fastremap supports x86-64 and arm64"
 #endif
 
 #endif /* FASTREMAP_ARCH_H */
