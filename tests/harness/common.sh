@@ -405,7 +405,6 @@ fr_in_root() {
 		k=$(fr_kver "$(fr_kroot "$suite")")
 		h="$(fr_kroot "$suite")/usr/src/linux-headers-$k"
 		if [ -n "$k" ] && [ -d "$h" ]; then
-			mkdir -p "$r/usr/src/linux-headers-$k"
 			binds+=("$h" "/usr/src/linux-headers-$k")
 		fi
 		binds+=("$FR_TOP" "$FR_TOP")
