@@ -259,6 +259,13 @@ int median_ci(const double *v, int n, double *med, double *lo, double *hi);
 extern double t_start;
 extern struct cell (*cells)[NCONT];
 void header(void);
+/* The kernel's release, with the architecture where it does not name it. */
+const char *bench_kernel(void);
+#if defined(__aarch64__)
+#define FR_BENCH_ARCH "arm64"
+#else
+#define FR_BENCH_ARCH "amd64"
+#endif
 int selected(const char *id);
 void run_workload(const struct workload *w, int wi, int widx, int wtotal);
 void print_csv(void);

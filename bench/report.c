@@ -37,6 +37,11 @@ static void placement(void)
 		printf("# placement: fr_walk not in /proc/kallsyms\n");
 }
 
+const char *bench_kernel(void)
+{
+	return kver;
+}
+
 void header(void)
 {
 	char buf[65536], *p, model[128] = "unknown";
@@ -45,7 +50,14 @@ void header(void)
 	int emulated = cfg.emulated;
 
 	uname(&u);
-	snprintf(kver, sizeof(kver), "%s", u.release);
+	/*
+	 * Debian's releases name their architecture; a kernel built from
+	 * the upstream tarball (6.18.15-fastremap-up) does not, and its
+	 * results of the two architectures would share a name, and the
+	 * cost model (model.awk) would take it for x86-64's.
+	 */
+	snprintf(kver, sizeof(kver), "%s%s", u.release,
+		 strstr(u.release, FR_BENCH_ARCH) ? "" : "-" FR_BENCH_ARCH);
 	if (t_read_str("/proc/cpuinfo", buf, sizeof(buf)) == 0 &&
 	    (p = strstr(buf, "model name"))) {
 		p = strchr(p, ':');

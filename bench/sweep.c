@@ -586,12 +586,10 @@ void sweep_list(void)
 
 int sweep_run(void)
 {
-	struct utsname u;
 	double t0 = now_us();
 	int i, k, bad = 0;
 	char sz[32];
 
-	uname(&u);
 	cells_init();
 	rg.veclen = cfg.sweep_max / PG;
 	rg.vec = mmap(NULL, rg.veclen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -628,7 +626,7 @@ int sweep_run(void)
 			       c->r[S_LIB].state[0] ? "-" : c->r[S_LIB].st.module ? "module" : "mremap(2)");
 		}
 	}
-	print_sweep_csv(u.release);
+	print_sweep_csv(bench_kernel());
 	for (i = 0; i < nsw; i++)
 		for (k = 0; k < NSC; k++)
 			bad |= !strncmp(sw[i].r[k].state, "error", 5);
