@@ -129,13 +129,15 @@ layout() {
 	kver=$(run "${kmake[@]}" -C "$in/linux-$key" -s kernelrelease)
 	if fr_is_arm64; then
 		# As prepare-kernels.sh unpacks a Debian arm64 kernel: the
-		# image, the tree as its headers, and the guest's busybox.
+		# image, the tree as its headers, and the guest's busybox;
+		# and, as the x86-64 layout below, the source package.
 		r=$(fr_kroot "$lane")
 		rm -rf "$r"
 		mkdir -p "$r/boot" "$r/bin" "$r/usr/src" "$r/lib/modules/$kver"
 		cp "$tree/arch/arm64/boot/Image" "$r/boot/vmlinuz-$kver"
 		cp "$tree/System.map" "$r/boot/System.map-$kver"
 		ln -s "$tree" "$r/usr/src/linux-headers-$kver"
+		ln -s "$tarball" "$r/usr/src/linux-source-$series.tar.xz"
 		ln -s "/usr/src/linux-headers-$kver" "$r/lib/modules/$kver/build"
 		cp "$(fr_kroot "$FR_ARM64_PROGRAMS_ROOT")/bin/busybox" "$r/bin/busybox"
 		: >"$r/lib/modules/$kver/modules.dep"

@@ -34,12 +34,11 @@ if [ "$(cat "$src/.done" 2>/dev/null)" != "$files" ]; then
 	fr_log "$suite: extracting declarations from linux-source-$mm (once)"
 	rm -rf "$src" && mkdir -p "$src"
 	members=$(for f in $files; do printf 'linux-source-%s/%s ' "$mm" "$f"; done)
-	tarball="${root%/}/usr/src/linux-source-$mm.tar.xz"
-	# An upstream lane's is the tarball its kernel was built from (on
-	# arm64 its root is the bookworm chroot, which has none).
-	fr_is_upstream "$suite" &&
-		tarball="$(fr_upstream_src "$suite")/linux_${kver%%-*}.orig.tar.xz"
-	if [ -r "$tarball" ] && { fr_on_host "$suite" || fr_is_upstream "$suite"; }; then
+	# Where the kernel's layout keeps its source: a kernel built here
+	# links the tarball it was built from (on arm64 too, whose build
+	# root is the bookworm chroot).
+	tarball="$(fr_kroot "$suite")/usr/src/linux-source-$mm.tar.xz"
+	if [ -r "$tarball" ] && { fr_on_host "$suite" || fr_from_source "$suite"; }; then
 		# The top directory is linux-source-X.Y in Debian's package,
 		# linux-X.Y.Z in the upstream tarball an upstream lane's root links.
 		pats=()
