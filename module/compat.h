@@ -92,6 +92,12 @@ static inline void kunmap_local(void *addr)
 }
 #endif
 
+/*
+ * Whether the kernel's mremap(2) moves whole PUD entries (5.11+ on x86-64
+ * and arm64): a Kconfig symbol 5.10 does not have, so a feature test.
+ */
+#define FR_MREMAP_MOVES_PUD IS_ENABLED(CONFIG_HAVE_MOVE_PUD)
+
 /* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
 #if defined(FR_HAVE_VMA_START_WRITE)
 #define FR_PER_VMA_LOCK IS_ENABLED(CONFIG_PER_VMA_LOCK)

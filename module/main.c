@@ -41,10 +41,12 @@ static u64 fr_features(void)
 		f |= FASTREMAP_FEAT_THP;
 	/*
 	 * pgmove.c moves whole PUD entries on every supported architecture,
-	 * as mremap(2) does where the kernel has CONFIG_HAVE_MOVE_PUD (5.11+:
-	 * 5.10 has no such symbol, and its mremap(2) moves PMDs only).
+	 * whether or not the kernel's own mremap(2) does: the second bit is
+	 * the library's to route by (5.10's mremap(2) moves PMDs only).
 	 */
 	f |= FASTREMAP_FEAT_MOVE_PUD;
+	if (FR_MREMAP_MOVES_PUD)
+		f |= FASTREMAP_FEAT_MREMAP_PUD;
 	return f;
 }
 

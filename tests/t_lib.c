@@ -1280,78 +1280,151 @@ static void test_errno_kept(void)
 
 /*
  * Ranges congruent modulo a PUD's span (1 GiB with 4 KiB pages, 64 GiB
- * with 16 KiB): mremap(2) moves each whole PUD entry between them as one
- * extent with one flush, so a PUD-sized move between PUD-aligned
- * addresses is one extent and goes to mremap(2); a PMD head and tail add
- * one extent each. A PMD apart modulo the PUD span, the same move is a
- * page table's worth of PMD extents (512; 2048): not routed. Sparse
- * sources: a page at each end and at each PUD boundary inside. Names
- * give the 4 KiB-page sizes.
+ * with 16 KiB): where mremap(2) moves each whole PUD entry between them as
+ * one extent with one flush (the module says so: FASTREMAP_FEAT_MREMAP_PUD),
+ * a PUD-sized move between PUD-aligned addresses is one extent and goes to
+ * mremap(2); a PMD head and tail add one extent each. Where it does not
+ * (Linux 5.10), or no module can say, the same move is a page table's
+ * worth of PMD extents (512; 2048): not routed. A PMD apart modulo the PUD
+ * span, it is that many everywhere. Sparse sources: a page at each end
+ * and at each PUD boundary inside. Names give the 4 KiB-page sizes.
  */
-static void test_pud_routing(void)
+struct pud_case {
+	const char *name;
+	size_t src_off, dst_off, len;
+	uint64_t extents, extents_pmd;	/* by PUD entries; PMD by PMD */
+};
+#define PUD_CASES 4
+
+/* Case k at this kernel's page size. */
+static struct pud_case pud_case(size_t k)
 {
 	const size_t gib = PUD_SZ, pmd = PMD_SZ;
-	const struct {
-		const char *name;
-		size_t src_off, dst_off, len;
-		uint64_t extents;
-	} cases[] = {
-		{ "1 GiB between 1 GiB-aligned addresses", 0, 0, gib, 1 },
+	const struct pud_case cases[PUD_CASES] = {
+		{ "1 GiB between 1 GiB-aligned addresses", 0, 0, gib, 1, PT_ENTRIES },
 		{ "1 GiB + 4 MiB, congruent modulo 1 GiB, 2 MiB before a boundary",
-		  gib - pmd, gib - pmd, gib + 2 * pmd, 3 },
-		{ "2 GiB between 1 GiB-aligned addresses", 0, 0, 2 * gib, 2 },
-		{ "1 GiB, destination 2 MiB past a 1 GiB boundary", 0, pmd, gib, PT_ENTRIES },
+		  gib - pmd, gib - pmd, gib + 2 * pmd, 3, PT_ENTRIES + 2 },
+		{ "2 GiB between 1 GiB-aligned addresses", 0, 0, 2 * gib, 2, 2 * PT_ENTRIES },
+		{ "1 GiB, destination 2 MiB past a 1 GiB boundary", 0, pmd, gib, PT_ENTRIES,
+		  PT_ENTRIES },
 	};
 
-	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		size_t len = cases[k].len, probe[4] = { 0, len - PG, 0, 0 }, np = 2;
-		struct fastremap_stats st;
-		char *base = reserve(6 * gib, gib), *src, *dst;
-		void *res = NULL;
-		size_t bad = 0;
-		long r;
+	return cases[k];
+}
 
-		if (!tap_ok(base != NULL, "PUD routing: %s: reserve 6 GiB", cases[k].name))
-			continue;
-		src = base + cases[k].src_off;
-		dst = base + 3 * gib + cases[k].dst_off;
-		for (size_t b = (cases[k].src_off / gib + 1) * gib;
-		     b < cases[k].src_off + len && np < 4; b += gib)
-			probe[np++] = b - cases[k].src_off;
-		if (mmap(src, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) != src) {
-			tap_ok(0, "PUD routing: %s: map the source", cases[k].name);
-			munmap(base, 6 * gib);
-			continue;
-		}
-		for (size_t i = 0; i < np; i++)
-			fill(src + probe[i], PG);
-		memset(&st, 0, sizeof(st));
-		st.size = sizeof(st);
-		r = fastremap_remap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, 0, &st, &res);
-		if (!tap_ok(r == 0 && res == dst, "PUD routing: %s: moved (%ld)", cases[k].name, r)) {
-			munmap(base, 6 * gib);
-			continue;
-		}
-		for (size_t i = 0; i < np; i++)
-			bad += bad_words(dst + probe[i], PG);
-		tap_ok(!bad && msync(src, PG, MS_ASYNC) == -1 && errno == ENOMEM,
-		       "PUD routing: %s: the data at the destination, the source unmapped (%zu bad words)",
-		       cases[k].name, bad);
-		tap_ok(st.mremap_extents == cases[k].extents,
-		       "PUD routing: %s: mremap(2) would take %llu extents (library: %llu)",
-		       cases[k].name, (unsigned long long)cases[k].extents,
-		       (unsigned long long)st.mremap_extents);
-		if (cases[k].extents <= 4)
-			tap_ok(path_ok(E_ROUTED, &st), "PUD routing: %s: routed to mremap(2) (%s)",
-			       cases[k].name, reason_name(st.reason));
-		else
-			tap_ok(st.reason != FASTREMAP_REASON_FEW_EXTENTS &&
-			       (module_world ? st.used_module : st.reason == fallback_reason),
-			       "PUD routing: %s: not routed (%s, module %d)", cases[k].name,
-			       reason_name(st.reason), st.used_module);
-		munmap(base, 6 * gib);
+/* FASTREMAP_FEAT_MREMAP_PUD as the module reports it (module world only). */
+static int mremap_pud;
+
+/* The extents the library should count for case k. */
+static uint64_t pud_case_extents(size_t k)
+{
+	struct pud_case c = pud_case(k);
+
+	return module_world && mremap_pud ? c.extents : c.extents_pmd;
+}
+
+/*
+ * Moves case k's sparse source with fastremap_remap() (stats in *st) and
+ * checks the data: 0, or what failed (1 reserve, 2 map, 3 move, 4 data).
+ */
+static int pud_case_move(size_t k, struct fastremap_stats *st, long *r, size_t *bad)
+{
+	const struct pud_case c = pud_case(k);
+	const size_t gib = PUD_SZ, len = c.len;
+	size_t probe[4] = { 0, len - PG, 0, 0 }, np = 2;
+	char *base = reserve(6 * gib, gib), *src, *dst;
+	void *res = NULL;
+	int rc = 0;
+
+	*bad = 0;
+	if (!base)
+		return 1;
+	src = base + c.src_off;
+	dst = base + 3 * gib + c.dst_off;
+	for (size_t b = (c.src_off / gib + 1) * gib; b < c.src_off + len && np < 4; b += gib)
+		probe[np++] = b - c.src_off;
+	if (mmap(src, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) != src) {
+		rc = 2;
+		goto out;
 	}
+	for (size_t i = 0; i < np; i++)
+		fill(src + probe[i], PG);
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	*r = fastremap_remap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst, 0, st, &res);
+	if (*r != 0 || res != dst) {
+		rc = 3;
+		goto out;
+	}
+	for (size_t i = 0; i < np; i++)
+		*bad += bad_words(dst + probe[i], PG);
+	if (*bad || msync(src, PG, MS_ASYNC) != -1 || errno != ENOMEM)
+		rc = 4;
+out:
+	munmap(base, 6 * gib);
+	return rc;
+}
+
+/* Whether case k took the path its extents call for: routed, or not. */
+static int pud_case_path_ok(size_t k, const struct fastremap_stats *st)
+{
+	if (pud_case_extents(k) <= 4)
+		return path_ok(E_ROUTED, st);
+	return st->reason != FASTREMAP_REASON_FEW_EXTENTS &&
+	       (module_world ? st->used_module : st->reason == fallback_reason);
+}
+
+static void test_pud_routing(void)
+{
+	tap_diag("mremap(2) moves whole PUD entries: %s", !module_world ? "not known (no module)" :
+		 mremap_pud ? "yes (FASTREMAP_FEAT_MREMAP_PUD)" : "no (FASTREMAP_FEAT_MREMAP_PUD clear)");
+	for (size_t k = 0; k < PUD_CASES; k++) {
+		const char *name = pud_case(k).name;
+		struct fastremap_stats st;
+		size_t bad;
+		long r = 0;
+		int rc = pud_case_move(k, &st, &r, &bad);
+
+		if (!tap_ok(rc != 1, "PUD routing: %s: reserve 6 GiB", name))
+			continue;
+		if (rc == 2) {
+			tap_ok(0, "PUD routing: %s: map the source", name);
+			continue;
+		}
+		if (!tap_ok(rc != 3, "PUD routing: %s: moved (%ld)", name, r))
+			continue;
+		tap_ok(rc == 0,
+		       "PUD routing: %s: the data at the destination, the source unmapped (%zu bad words)",
+		       name, bad);
+		tap_ok(st.mremap_extents == pud_case_extents(k),
+		       "PUD routing: %s: mremap(2) would take %llu extents (library: %llu)",
+		       name, (unsigned long long)pud_case_extents(k),
+		       (unsigned long long)st.mremap_extents);
+		tap_ok(pud_case_path_ok(k, &st), "PUD routing: %s: %s (%s, module %d)", name,
+		       pud_case_extents(k) <= 4 ? "routed to mremap(2)" : "not routed",
+		       reason_name(st.reason), st.used_module);
+	}
+}
+
+/*
+ * A process's first call, before the library has asked the module
+ * anything: a move routed by its PUD entries must wait for the module's
+ * word on mremap(2) (FASTREMAP_FEAT_MREMAP_PUD), and is then routed as
+ * every later call is. Exit 0, or what differed.
+ */
+static int pud_first_fresh(void)
+{
+	struct fastremap_stats st;
+	size_t bad;
+	long r = 0;
+	int rc = pud_case_move(0, &st, &r, &bad);
+
+	if (rc)
+		return 10 + rc;
+	if (st.mremap_extents != pud_case_extents(0))
+		return 20;
+	return pud_case_path_ok(0, &st) ? 0 : 30;
 }
 
 static void test_fallback_control(void)
@@ -1950,6 +2023,10 @@ static void test_fresh_children(void)
 	       "fastremap() (exit %d%s)", rc, rc == 12 ? ": cancelled inside" : "");
 	rc = run_fresh("--noctty-child");
 	tap_ok(rc == 0, "the device is opened with O_NOCTTY (exit %d)", rc);
+	rc = run_fresh("--pud-first-child");
+	tap_ok(rc == 0, "a first call that moves whole PUD entries is routed as later ones: "
+	       "%llu extents, %s (exit %d)", (unsigned long long)pud_case_extents(0),
+	       pud_case_extents(0) <= 4 ? "routed" : "not routed", rc);
 	if (module_world) {
 		rc = run_fresh("--handshake-child");
 		tap_ok(rc == 0, "an ioctl(2) that 'succeeds' without the module: reason ABI, "
@@ -2134,7 +2211,13 @@ int main(int argc, char **argv)
 	/* Which world: decided without the library, which must stay unused here. */
 	fd = open(DEVICE, O_RDWR | O_CLOEXEC);
 	if (fd >= 0) {
+		struct fastremap_info fi;
+
 		module_world = 1;
+		memset(&fi, 0, sizeof(fi));
+		fi.size = sizeof(fi);
+		if (ioctl(fd, FASTREMAP_IOC_INFO, &fi) == 0)
+			mremap_pud = !!(fi.features & FASTREMAP_FEAT_MREMAP_PUD);
 		close(fd);
 	} else {
 		fallback_errno = errno;
@@ -2149,6 +2232,8 @@ int main(int argc, char **argv)
 		return noctty_fresh();
 	if (argc > 1 && !strcmp(argv[1], "--handshake-child"))
 		return handshake_fresh();
+	if (argc > 1 && !strcmp(argv[1], "--pud-first-child"))
+		return pud_first_fresh();
 	l = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[l > 0 ? l : 0] = 0;
 

@@ -234,7 +234,8 @@ static void print_device(const struct stat *st)
 static int cmd_info(int argc, char **argv)
 {
 	static const char *const feats[] = { "per-vma-lock", "thp", "move-pud",
-					     "move", "pos-cookie", "remap-pinned" };
+					     "move", "pos-cookie", "remap-pinned",
+					     "mremap-pud" };
 	static const char *const ioctls[] = { "INFO", "REMAP", "MOVE" };
 	struct fastremap_abi_info ai;
 	struct utsname u;

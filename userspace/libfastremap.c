@@ -151,6 +151,16 @@ static atomic_ulong fr_pos;
  * a success, so its EFAULT never follows a change.
  */
 static atomic_uint fr_pinned;
+/*
+ * FASTREMAP_FEAT_MREMAP_PUD: whether the kernel's mremap(2) moves whole
+ * PUD entries (FR_PUD_MOVED) or not (FR_PUD_NOT_MOVED), as the first
+ * module to answer said; 0 until then. A property of the running kernel:
+ * never forgotten.
+ */
+#define FR_PUD_NOT_MOVED	1u
+#define FR_PUD_MOVED		2u
+#define FR_PUD_AS_SAID		3u	/* fr_mremap_extents(): ask fr_mremap_pud */
+static atomic_uint fr_mremap_pud;
 
 /*
  * The effective user and group IDs the device was last opened with or
@@ -526,6 +536,8 @@ static int fr_open(unsigned int seen, struct fr_why *why, unsigned int *state)
 		atomic_store_explicit(&fr_pos_ok, 1, memory_order_relaxed);
 	atomic_store_explicit(&fr_pinned, !!(info.features & FASTREMAP_FEAT_REMAP_PINNED),
 			      memory_order_relaxed);
+	atomic_store_explicit(&fr_mremap_pud, info.features & FASTREMAP_FEAT_MREMAP_PUD ?
+			      FR_PUD_MOVED : FR_PUD_NOT_MOVED, memory_order_relaxed);
 	*state = fr_next(seen, (unsigned int)fd + FR_SLOT_FD0);
 	if (atomic_compare_exchange_strong_explicit(
 		    &fr_state, &seen, *state,
@@ -769,9 +781,15 @@ static uint64_t fr_pmd_extents(uint64_t a, uint64_t len, uint64_t pmd)
  * below). Without MREMAP_FIXED the kernel chooses the destination: count
  * the most boundaries a range of len bytes can hold.
  * 0: not a move this estimates (no length, an address out of range).
+ *
+ * Whether mremap(2) moves whole PUD entries: as *@pud says, FR_PUD_MOVED,
+ * or FR_PUD_AS_SAID: as the module said (fr_mremap_pud, read only for a
+ * move that holds whole PUD entries, and left in *@pud). Where no module
+ * has said yet (*@pud 0 then), such a move counts PMD by PMD, an upper
+ * bound on every kernel.
  */
 static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t new_size,
-				  int flags, uintptr_t new_addr)
+				  int flags, uintptr_t new_addr, unsigned int *pud_moves)
 {
 	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg, pud = pmd / 8 * pg;
 	uint64_t len = old_size < new_size ? old_size : new_size;
@@ -790,16 +808,18 @@ static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t ne
 		return 1 + fr_cuts(old, len, pmd) + (len - pg + pmd - 1) / pmd;
 	/* Shorter than a PUD entry's span, it holds no whole one. */
 	if (len >= pud && old % pud == new % pud) {
+		uint64_t a = (old + pud - 1) / pud * pud, b = (old + len) / pud * pud;
+
+		if (a < b && *pud_moves == FR_PUD_AS_SAID)
+			*pud_moves = atomic_load_explicit(&fr_mremap_pud, memory_order_relaxed);
 		/*
 		 * Congruent modulo a PUD entry's span: from the first PUD
 		 * boundary to the last, move_page_tables() moves whole PUD
 		 * entries (CONFIG_HAVE_MOVE_PUD: x86-64 and arm64 since Linux
-		 * 5.11), one extent and one flush each; PMD extents before and
-		 * after.
+		 * 5.11, FASTREMAP_FEAT_MREMAP_PUD), one extent and one flush
+		 * each; PMD extents before and after.
 		 */
-		uint64_t a = (old + pud - 1) / pud * pud, b = (old + len) / pud * pud;
-
-		if (a < b)
+		if (a < b && *pud_moves == FR_PUD_MOVED)
 			return fr_pmd_extents(old, a - old, pmd) + (b - a) / pud +
 			       fr_pmd_extents(b, old + len - b, pmd);
 	}
@@ -818,6 +838,12 @@ enum fr_route {
 struct fr_routing {
 	enum fr_route route;
 	int reason;		/* FR_ROUTE_MREMAP: why */
+	/*
+	 * Whether mremap(2) moves whole PUD entries, for a move that holds
+	 * some (fr_mremap_extents()): 0 when no module has said yet, and
+	 * then fr_remap() asks one and routes the call again.
+	 */
+	unsigned int pud;
 	uint64_t ext;		/* fastremap_stats.mremap_extents */
 };
 
@@ -827,7 +853,11 @@ struct fr_routing {
  * most FR_ROUTE_MAX_EXTENTS extents. A growth that may happen in place
  * (no MREMAP_FIXED) is first tried in place: the module declines that
  * case, and declining cost an ioctl, a write lock of mmap_lock and its
- * checks on top of mremap(2).
+ * checks on top of mremap(2). Whole PUD entries count as one extent each
+ * only where a module said mremap(2) moves them: until one has
+ * answered, a move that holds some is the module path's (rt->pud 0:
+ * fr_remap() asks and routes it again), and without a module its
+ * extents are counted PMD by PMD, an upper bound on every kernel.
  */
 static inline void fr_route(uintptr_t old, size_t old_size, size_t new_size,
 			    int flags, uintptr_t new, struct fr_routing *rt)
@@ -843,6 +873,7 @@ static inline void fr_route(uintptr_t old, size_t old_size, size_t new_size,
 	}
 	/* A zero old_size duplicates a shared mapping: the module decides. */
 	if (!old_size) {
+		rt->pud = FR_PUD_AS_SAID;
 		rt->route = FR_ROUTE_MODULE;
 		return;
 	}
@@ -855,7 +886,8 @@ static inline void fr_route(uintptr_t old, size_t old_size, size_t new_size,
 			return;
 		}
 	}
-	ext = fr_mremap_extents(old, old_size, new_size, flags, new);
+	rt->pud = FR_PUD_AS_SAID;
+	ext = fr_mremap_extents(old, old_size, new_size, flags, new, &rt->pud);
 	rt->ext = ext;
 	if (ext && ext <= FR_ROUTE_MAX_EXTENTS) {
 		rt->reason = FASTREMAP_REASON_FEW_EXTENTS;
@@ -934,6 +966,28 @@ fr_remap(void *old_addr, size_t old_size, size_t new_size, int flags, void *new_
 		why.reason = FASTREMAP_REASON_FLAGS;
 		goto fallback;
 	}
+	if (rt && !rt->pud) {
+		struct fr_routing again;
+
+		/*
+		 * Whether mremap(2) moves this call's whole PUD entries only
+		 * a module can say (FASTREMAP_FEAT_MREMAP_PUD): asked now,
+		 * the call is routed as every later one will be.
+		 */
+		fd = fr_device(&why, &ref);
+		if (fd < 0) {
+			st.mremap_extents = rt->ext;
+			goto fallback;
+		}
+		have_fd = 1;
+		fr_route((uintptr_t)old_addr, old_size, new_size, flags, (uintptr_t)new_addr,
+			 &again);
+		if (again.route == FR_ROUTE_MREMAP) {
+			st.mremap_extents = again.ext;
+			why.reason = again.reason;
+			goto fallback;
+		}
+	}
 	if (rt) {
 		st.mremap_extents = rt->ext;
 		switch (rt->route) {
@@ -945,7 +999,8 @@ fr_remap(void *old_addr, size_t old_size, size_t new_size, int flags, void *new_
 			 * Without the module, mremap(2) with the caller's
 			 * flags is the one call to make.
 			 */
-			fd = fr_device(&why, &ref);
+			if (!have_fd)
+				fd = fr_device(&why, &ref);
 			if (fd < 0)
 				goto fallback;
 			have_fd = 1;
@@ -1080,7 +1135,11 @@ fr_remap(void *old_addr, size_t old_size, size_t new_size, int flags, void *new_
 
 fallback:
 	if (!(fr_flags & FASTREMAP_NO_FALLBACK)) {
-		struct fr_routing fb = { FR_ROUTE_MREMAP, why.reason, st.mremap_extents };
+		struct fr_routing fb = {
+			.route = FR_ROUTE_MREMAP,
+			.reason = why.reason,
+			.ext = st.mremap_extents,
+		};
 
 		return fr_answer_mremap(old_addr, old_size, new_size, flags, new_addr, &fb,
 					why.err, stats, result);
@@ -1120,7 +1179,7 @@ fr_remap_unrouted(void *old_addr, size_t old_size, size_t new_size, int flags,
 
 /*
  * Every call enters here. The calls the library routes to mremap(2)
- * (fr_route()) touch no device and no state: they are decided and made
+ * (fr_route()) open no device and change no state: they are decided and made
  * here, in a small frame, and the others leave it (fr_remap_unrouted()):
  * fr_remap()'s frame and checks (the ioctl's request, six saved
  * registers) were a third of a routed call's instructions (bench/README.md,

@@ -66,6 +66,14 @@ struct fastremap_info {
  * this bit may report a completed move as EFAULT.
  */
 #define FASTREMAP_FEAT_REMAP_PINNED	(1ULL << 5)
+/*
+ * The kernel's own mremap(2) moves whole PUD entries, one at a time with
+ * a flush each, between ranges congruent modulo a PUD entry's span
+ * (CONFIG_HAVE_MOVE_PUD: x86-64 and arm64 since Linux 5.11). Without it
+ * mremap(2) moves such a range PMD entry by PMD entry; libfastremap
+ * leaves a move to mremap(2) by its PUD entries only with this bit.
+ */
+#define FASTREMAP_FEAT_MREMAP_PUD	(1ULL << 6)
 
 /*
  * FASTREMAP_IOC_REMAP: mremap(2) for the calling process, relocating whole
