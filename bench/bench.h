@@ -230,10 +230,12 @@ int paired(const struct workload *w);
  * count_wi and count_rep name the repetition running; count_id(c, len)
  * sends the next region's id (before the clock starts), count_open() and
  * count_end() bracket the move itself; count_init() tells the plugin
- * where the IPI handlers are; count_rep_done() records a
- * repetition's moves and entries for the table print_count() prints.
+ * where the IPI handlers are and starts the CPU 1 parker; count_rep_done()
+ * records a repetition's moves and entries for the table print_count()
+ * prints. count_parker() is fr_bench as that parker (FR_BENCH_PARKER=1).
  */
 extern int count_wi, count_rep;
+int count_parker(void);
 void count_init(void);
 void count_id(int c, size_t len);
 void count_open(void);

@@ -11,12 +11,14 @@
  * the plugin before each region as 32 marker instructions, one per bit.
  */
 #define _GNU_SOURCE
+#include <signal.h>
+#include <spawn.h>
 #include "bench.h"
 
 /*
  * The markers: no-ops that compilers and kernels never emit (the plugin
  * matches their bytes). K = 1 begin, 2 end, 3 a 0 bit, 4 a 1 bit, 5 the
- * last 64 bits are an IPI handler's address, 6 translate again, 7 an
+ * last 64 bits are a flush IPI's function's address, 6 translate again, 7 an
  * interrupt entry's, 8 a timer handler's.
  */
 #if defined(__x86_64__)
@@ -50,10 +52,13 @@ static void send_bits(uint64_t v, int n)
 }
 
 /*
- * The guest's IPI handlers, whose executions the plugin counts as IPIs
- * received: the entry points of the interrupts a TLB flush sends to
- * other CPUs (x86: function-call IPIs); arm64 flushes by broadcast TLBI,
- * and any IPI enters ipi_handler.
+ * The flush IPIs: x86-64's flush_tlb_func() (flush_tlb_func_remote() on
+ * 5.10), which a TLB flush runs on the flushing CPU itself and, through a
+ * function-call IPI, on each other CPU that may cache the entries. The
+ * plugin counts its runs on vCPUs other than the region's: one per flush
+ * IPI the move sent, and none of the function-call IPIs that only wake
+ * a task on another CPU (ttwu's wakelist), which come and go with the
+ * scheduler. arm64 sends none: its flushes broadcast by TLBI.
  */
 /*
  * And the timer interrupts, which the plugin leaves out of the counts:
@@ -62,19 +67,100 @@ static void send_bits(uint64_t v, int n)
  */
 struct sym {
 	const char *name;
-	int mark;		/* 5 IPI handler, 7 interrupt entry, 8 timer handler */
+	int mark;		/* 5 flush IPI's function, 7 interrupt entry, 8 timer handler */
 };
 #if defined(__aarch64__)
 static const struct sym syms[] = {
-	{ "ipi_handler", 5 }, { "el1h_64_irq", 7 }, { "el0t_64_irq", 7 },
+	{ "el1h_64_irq", 7 }, { "el0t_64_irq", 7 },
 	{ "arch_timer_handler_virt", 8 }, { "arch_timer_handler_phys", 8 },
 };
 #else
 static const struct sym syms[] = {
-	{ "asm_sysvec_call_function", 5 }, { "asm_sysvec_call_function_single", 5 },
+	{ "flush_tlb_func", 5 }, { "flush_tlb_func_remote", 5 },
 	{ "asm_sysvec_apic_timer_interrupt", 7 }, { "asm_sysvec_apic_timer_interrupt", 8 },
 };
 #endif
+
+/*
+ * CPU 1 parked on another process's memory map before each region. A
+ * flush goes to the CPUs in the mm's cpumask that may hold its entries:
+ * x86-64 leaves a CPU there while it idles or runs kernel threads after
+ * a thread of ours ran on it (lazy TLB), until it switches to another
+ * user mm. Which of that happened before a region is scheduling history,
+ * so the region's flush IPIs were 0 or more from run to run. The parker,
+ * a process of its own pinned to CPU 1, runs there just before each
+ * region: CPU 1 leaves our mm, and only a thread of ours running there
+ * (workload 4's writer) brings it back. FR_BENCH_PARKER=1 makes fr_bench
+ * the parker (fr_bench.c), answering each byte on its standard input
+ * with one on its standard output, from CPU 1.
+ */
+static int park_w = -1, park_r = -1;
+
+int count_parker(void)
+{
+	char b = 'r';
+
+	if (t_pin_cpu(1))
+		return 1;
+	if (write(1, &b, 1) != 1)
+		return 1;
+	while (read(0, &b, 1) == 1)
+		if (write(1, &b, 1) != 1)
+			return 1;
+	return 0;
+}
+
+static void park_init(void)
+{
+	posix_spawn_file_actions_t fa;
+	int to[2], from[2], ok = 0;
+	char *argv[] = { "fr_bench", NULL }, *envp[] = { "FR_BENCH_PARKER=1", NULL };
+	pid_t pid;
+	char b;
+
+	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
+		return;
+	signal(SIGPIPE, SIG_IGN);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	/* posix_spawn(): clone(CLONE_VM | CLONE_VFORK), no copy of our map. */
+	if (!posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp)) {
+		park_w = to[1];
+		park_r = from[0];
+		ok = read(park_r, &b, 1) == 1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(to[0]);
+	close(from[1]);
+	if (!ok) {
+		close(to[1]);
+		close(from[0]);
+		park_w = park_r = -1;
+	}
+	printf("# count: CPU 1 parked on another mm before each region: %s\n",
+	       ok ? "yes" : "no (no parker on CPU 1)");
+}
+
+/*
+ * The parker answers, then blocks in read(2) again: a few thousand
+ * instructions on CPU 1 that would land in the region. Sleeping 2 ms lets
+ * them finish first: with CPU 0 idle, QEMU's single TCG thread runs CPU 1
+ * until it idles too.
+ */
+static void park(void)
+{
+	struct timespec idle = { 0, 2000000 };
+	char b = 'p';
+
+	if (park_w < 0)
+		return;
+	if (write(park_w, &b, 1) != 1 || read(park_r, &b, 1) != 1) {
+		fprintf(stderr, "fr_bench: the CPU 1 parker is gone\n");
+		exit(1);
+	}
+	nanosleep(&idle, NULL);
+}
 
 void count_init(void)
 {
@@ -107,7 +193,8 @@ void count_init(void)
 	if (f)
 		fclose(f);
 	MARK(6);
-	printf("# count: markers on; IPI handlers (5), interrupt entries (7), timer handlers (8):%s\n",
+	park_init();
+	printf("# count: markers on; flush IPI functions (5), interrupt entries (7), timer handlers (8):%s\n",
 	       found[0] ? found : " none found");
 }
 
@@ -117,6 +204,7 @@ void count_id(int c, size_t len)
 
 	if (!cfg.count)
 		return;
+	park();
 	bytes[c] += len;
 	send_bits(id, 32);
 }

@@ -10,8 +10,8 @@
  *   arm64:  hint #(104 + K)               (unallocated hint space: a NOP)
  * with K = 1 begin, 2 end, 3 a 0 bit, 4 a 1 bit of the next region's id
  * (32 bits, most significant first, sent before each begin), 5 "the last
- * 64 bits sent are the address of an IPI handler", 6 "translate again"
- * and start counting (fr_bench sends the handlers' addresses from
+ * 64 bits sent are the address of a function an IPI runs", 6 "translate
+ * again" and start counting (fr_bench sends the functions' addresses from
  * /proc/kallsyms at start, then 6; a region before it is an error).
  *
  * Counted while a region is open, on every vCPU (the move runs on one,
@@ -24,9 +24,11 @@
  *                             CAS/CASP, LSE atomics and SWP
  *   tlbi                      x86: INVLPG, INVPCID, MOV to CR3;
  *                             arm64: TLBI (SYS with CRn = 8), by kind
- *   ipis                      entries into the guest's IPI handlers (the
- *                             addresses fr_bench sends, or ipi=HEX),
- *                             executed on any vCPU
+ *   ipis                      runs of the functions an IPI runs (the
+ *                             addresses fr_bench sends, or ipi=HEX) on
+ *                             any vCPU but the one that opened the
+ *                             region: the IPIs the move sent (a run on
+ *                             the region's own vCPU is a local call)
  *
  * The counters are plain inline additions that QEMU emits into the
  * translated code: exact only when one thread runs all vCPUs in turn
@@ -98,8 +100,9 @@ static bool counting;
 static char *out_path;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The open region. */
+/* The open region, and the vCPU that opened it. */
 static bool open_region;
+static unsigned int region_v;
 static uint64_t next_id;
 static uint32_t bits;
 static uint64_t snap[NC], kind_snap[MAX_KINDS];
@@ -296,6 +299,7 @@ static void marker(unsigned int vcpu, void *udata)
 		if (open_region || bits != 32 || !counting)
 			errors++;
 		cur_id = (uint32_t)next_id;
+		region_v = vcpu;
 		next_id = bits = 0;
 		memcpy(snap, tot, sizeof(snap));
 		memcpy(kind_snap, kind_tot, sizeof(kind_snap));
@@ -354,9 +358,9 @@ static void tlbi_exec(unsigned int vcpu, void *udata)
 
 static void ipi_exec(unsigned int vcpu, void *udata)
 {
-	(void)vcpu;
 	(void)udata;
-	tot[C_IPI]++;
+	if (vcpu != region_v)
+		tot[C_IPI]++;
 }
 
 /* ---- translation ---- */

@@ -8,9 +8,12 @@
  *   id 2          N x {swap with memory, register swap, decrement, branch}
  *   id 3          N x {load, store, decrement, branch}
  *   id 4          nothing
- *   id 5          10 calls of ipi_probe(), whose address was sent to the
- *                 plugin as an IPI handler's (markers 5 and 6, as fr_bench
- *                 sends the guest's): 10 ipis
+ *   id 5          ipi_probe(), whose address was sent to the plugin as a
+ *                 function an IPI runs (markers 5 and 6, as fr_bench sends
+ *                 the guest's), called 10 times by a second thread (a
+ *                 vCPU of its own under QEMU's user-mode emulator) and 3
+ *                 times by the thread that opened the region, whose own
+ *                 calls are not IPIs: 10 ipis
  *
  * (arm64: the swap is SWP, the second instruction a load-acquire, LDAR:
  * one load more, no read-modify-write.) The TLB invalidations, privileged, are
@@ -20,6 +23,7 @@
  * nothing the compiler emits lands inside a region. Prints nothing; the
  * script compares the plugin's file with the figures in the script.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -50,6 +54,13 @@ __attribute__((noinline)) static void ipi_probe(void)
 	asm volatile("" ::: "memory");
 }
 
+static void *other_vcpu(void *arg)
+{
+	for (int i = 0; i < 10; i++)
+		ipi_probe();
+	return arg;
+}
+
 /* A loop of N times BODY between a begin and an end marker, in one asm statement. */
 #if defined(__x86_64__)
 #define LOOP(body) M(1) "mov %[n], %[c]\n1: " body "dec %[c]\n\tjnz 1b\n\t" M(2)
@@ -63,6 +74,7 @@ __attribute__((noinline)) static void ipi_probe(void)
 int main(void)
 {
 	uint64_t *p = mem, n, t = 1;
+	pthread_t th;
 
 	/* Start counting (the plugin instruments nothing but markers before). */
 	asm volatile(M(6) ::: "memory");
@@ -86,8 +98,10 @@ int main(void)
 	asm volatile(M(5) M(6) ::: "memory");
 	send_bits(5, 32);
 	asm volatile(M(1) ::: "memory");
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 3; i++)
 		ipi_probe();
+	if (pthread_create(&th, NULL, other_vcpu, NULL) || pthread_join(th, NULL))
+		return 1;
 	asm volatile(M(2) ::: "memory");
 	printf("%llu\n", (unsigned long long)mem[0] % 2);
 	return 0;
