@@ -95,8 +95,67 @@ static inline void fr_arch_set_pte(struct mm_struct *mm, unsigned long addr,
 	set_pte_at(mm, addr, ptep, pte);
 }
 
+/*
+ * The table-copying mover (pgmove.c, fr_copy_table()) writes and clears
+ * entries with plain stores that pass no page-table check (see there),
+ * and never under Xen PV, whose set_pte() is a hypercall. Always inline:
+ * merely inline, gcc lays out fr_copy_table() around the test otherwise
+ * than when it was written there.
+ */
+static __always_inline bool fr_arch_copy_tables(void)
+{
+	return !cpu_feature_enabled(X86_FEATURE_XENPV);
+}
+
+/*
+ * An entry a CPU may still dirty through a stale TLB entry: present,
+ * writable, clean. x86's flags in the low bits, tested together (the
+ * generic accessors mask the PFN off first, with a load per entry); a
+ * PROT_NONE entry is not writable, a shadow-stack one already dirty. Not
+ * special: fr_release_tables() marks the page of each such entry dirty,
+ * and a special entry may have none (fr_vma_supported() declines the
+ * mappings that hold them; this keeps the page lookup safe regardless).
+ */
+static inline bool fr_arch_pte_clean_writable(pte_t pte)
+{
+	return (native_pte_val(pte) &
+		(_PAGE_PRESENT | _PAGE_RW | _PAGE_DIRTY | _PAGE_SPECIAL)) ==
+	       (_PAGE_PRESENT | _PAGE_RW);
+}
+
+static inline void fr_arch_copy_pte(pte_t *ptep, pte_t pte)
+{
+	native_set_pte(ptep, pte);
+}
+
+static inline void fr_arch_pte_clear_raw(pte_t *ptep)
+{
+	native_pte_clear(NULL, 0, ptep);
+}
+
+/*
+ * A detached table hooked back with the entry it had: pmd_populate()
+ * adds only Xen PV's paravirt_alloc_pte(), and copying is never done
+ * there.
+ */
+static inline void fr_arch_pmd_rehook(pmd_t *pmdp, pmd_t pmd)
+{
+	native_set_pmd(pmdp, pmd);
+}
+
 /* x86 has no contiguous-PTE blocks. */
 #define FR_ARCH_BLOCK_PTES	1
+
+static inline bool fr_arch_pte_cont(pte_t pte)
+{
+	return false;
+}
+
+static inline enum fr_block fr_arch_copy_cont(pte_t *pte, unsigned int i,
+					      unsigned long new_addr)
+{
+	return FR_BLOCK_NONE;
+}
 
 static inline enum fr_block
 fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
@@ -174,8 +233,98 @@ static inline void fr_arch_pud_move(struct mm_struct *mm, pud_t *new_pud,
 	fr_arch_set_pud(new_pud, pud);
 }
 
+/*
+ * The table-copying mover (pgmove.c, fr_copy_table()): plain stores of
+ * user entries, as __set_pte() makes them (WRITE_ONCE(); a barrier only
+ * for a valid kernel entry, which these never are) without set_ptes()'s
+ * work around it: page-table checking, which the copy must not pass (see
+ * pgmove.c), the contiguous-PTE layer's unfold and fold (fr_copy_cont()
+ * handles the bit instead), and the cache and tag maintenance of a page
+ * newly mapped, done when the page was first mapped and not undone
+ * since: the moved pages are the same, still mapped. The flush that
+ * follows begins with the dsb(ishst) that orders these stores before it.
+ */
+static inline bool fr_arch_copy_tables(void)
+{
+	return true;
+}
+
+/*
+ * An entry a CPU may still dirty through a stale TLB entry: valid,
+ * writable (PTE_WRITE, the hardware's DBM bit), clean (PTE_RDONLY still
+ * set, so the hardware has not dirtied it, and no software PTE_DIRTY): a
+ * write through it makes the hardware clear PTE_RDONLY, or, without
+ * hardware dirty management, faults. Tested together, as pte_valid(),
+ * pte_write(), pte_dirty() and pte_special() test them one by one. A
+ * PROT_NONE entry is present but not valid, so no CPU can write through
+ * it. Not special: fr_release_tables() looks up the page of each such
+ * entry (see the x86-64 variant).
+ */
+static inline bool fr_arch_pte_clean_writable(pte_t pte)
+{
+	return (pte_val(pte) &
+		(PTE_VALID | PTE_WRITE | PTE_RDONLY | PTE_DIRTY | PTE_SPECIAL)) ==
+	       (PTE_VALID | PTE_WRITE | PTE_RDONLY);
+}
+
+static inline void fr_arch_copy_pte(pte_t *ptep, pte_t pte)
+{
+	WRITE_ONCE(*ptep, pte);
+}
+
+static inline void fr_arch_pte_clear_raw(pte_t *ptep)
+{
+	WRITE_ONCE(*ptep, __pte(0));
+}
+
+/*
+ * A detached table hooked back with the entry it had, after its entries
+ * were emptied with plain stores: smp_wmb() orders those before the
+ * entry, as pmd_install() orders a new table's zeroing before
+ * pmd_populate(), so that no walker finds the table through the entry
+ * and then an old entry in it. set_pmd() adds the barriers after a valid
+ * table entry, as pmd_populate() ends in it; the entry is the one the
+ * source's pmd_populate() made for this mm.
+ */
+static inline void fr_arch_pmd_rehook(pmd_t *pmdp, pmd_t pmd)
+{
+	/* The emptied entries before the table entry that reaches them. */
+	smp_wmb();
+	set_pmd(pmdp, pmd);
+}
+
 #ifdef CONFIG_ARM64_CONTPTE
 #define FR_ARCH_BLOCK_PTES	CONT_PTES
+
+/*
+ * For the table-copying mover: an entry of a contiguous block. Valid
+ * entries only: a swap entry's offset spans the bit's position.
+ */
+static inline bool fr_arch_pte_cont(pte_t pte)
+{
+	return pte_valid_cont(pte);
+}
+
+/*
+ * The copy of the entry of a contiguous block at index @i of a PMD-
+ * aligned source table, going to @new_addr. The block lies wholly in the
+ * copied table, and each of its entries is copied as it is, with its own
+ * access and dirty bits (fr_release_tables() says why that loses no dirty
+ * bit). Where the destination is congruent modulo CONT_PTE_SIZE, the
+ * block lands aligned on the same pages: it keeps the contiguous bit and
+ * stays one (FR_BLOCK_KEPT). Elsewhere its entries lose the bit and are
+ * written as single entries (FR_BLOCK_UNFOLDED), as fr_arch_move_cont()
+ * writes such a block.
+ */
+static inline enum fr_block fr_arch_copy_cont(pte_t *pte, unsigned int i,
+					      unsigned long new_addr)
+{
+	if (!((new_addr ^ ((unsigned long)i << PAGE_SHIFT)) &
+	      (CONT_PTE_SIZE - 1)))
+		return FR_BLOCK_KEPT;
+	*pte = pte_mknoncont(*pte);
+	return FR_BLOCK_UNFOLDED;
+}
 
 /*
  * A single entry, one outside any contiguous block (6.9+). The public
@@ -301,6 +450,18 @@ fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
 }
 #else
 #define FR_ARCH_BLOCK_PTES	1
+
+/* No contiguous blocks in user mappings before 6.9. */
+static inline bool fr_arch_pte_cont(pte_t pte)
+{
+	return false;
+}
+
+static inline enum fr_block fr_arch_copy_cont(pte_t *pte, unsigned int i,
+					      unsigned long new_addr)
+{
+	return FR_BLOCK_NONE;
+}
 
 static inline enum fr_block
 fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,

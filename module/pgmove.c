@@ -304,17 +304,18 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * marker entries; only the soft-dirty bit is set, as mremap(2) sets it.
  *
  * One atomic get-and-clear per entry, as the kernel does. Where a whole
- * source table moves, x86-64 copies it instead (fr_copy_table() below,
+ * source table moves, it is copied instead (fr_copy_table() below,
  * FR_COPY_TABLES): our one flush per pass allows copying with plain loads
- * and stores and detaching the table with one PMD clear. Counted on 6.1
- * (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
+ * and stores and detaching the table with one PMD clear. Counted on x86-64
+ * 6.1 (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
  * copying"): 39.1 kernel instructions and 0.023 atomics per moved PTE,
  * against 42.6 and 1.03 with this loop alone and mremap(2)'s 48.0 and
  * 1.02; the hardware cost model makes it 1.21-2.76x this loop on every
- * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3). This loop moves the
- * entries of tables the range covers only in part, everything on arm64
- * (whose contiguous-PTE blocks it unfolds where they are cut) and under
- * Xen PV, and everything in test builds with copy_tables=0.
+ * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3), and models it
+ * faster than this loop on arm64 too. This loop moves the entries of
+ * tables the range covers only in part (on arm64 unfolding the
+ * contiguous-PTE blocks it cuts), everything under Xen PV, and everything
+ * in test builds with copy_tables=0.
  */
 static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *old_pmd,
 			 unsigned long old_addr, unsigned long old_end,
@@ -382,7 +383,7 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
 
 #if FR_COPY_TABLES
 /*
- * The table-copying mover (x86-64): whole source tables, the PTE-level
+ * The table-copying mover (x86-64, arm64): whole source tables, the PTE-level
  * moves' common case (bench/README.md, "Whole PTE tables moved by
  * copying", counts it against fr_reloc_ptes()).
  *
@@ -455,13 +456,44 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  * - page_table_check (CONFIG_PAGE_TABLE_CHECK, the debug lanes) counts
  *   the mappings of every page through its hooks in set_pte_at() and the
  *   get-and-clear helpers. The copy and the emptying are raw stores
- *   (native_set_pte(), native_pte_clear()) that pass none of them, so the
- *   count of each moved page stays the one it had: one mapping before
- *   the move, one after, the new entry, whose later unmap takes it to
- *   zero through the hooks. A copied entry left behind, or one lost,
- *   would show there as a count gone negative or a mapped page freed.
- * - x86-64 only (FR_COPY_TABLES): arm64's contiguous-PTE blocks would need
- *   fr_arch_move_block()'s unfolding in the copy.
+ *   (fr_arch_copy_pte(), fr_arch_pte_clear_raw(): native_set_pte() and
+ *   native_pte_clear() on x86-64, WRITE_ONCE() on arm64) that pass none
+ *   of them, so the count of each moved page stays the one it had: one
+ *   mapping before the move, one after, the new entry, whose later unmap
+ *   takes it to zero through the hooks. A copied entry left behind, or
+ *   one lost, would show there as a count gone negative or a mapped page
+ *   freed.
+ * - arm64. The hardware sets the access flag and, with hardware dirty
+ *   management (DBM), clears PTE_RDONLY of a writable entry on a write,
+ *   both by atomic updates of the entry in memory, as x86's CPUs set
+ *   their bits; without DBM a write to a clean entry faults, and waits
+ *   for mmap_lock. The TLB invalidation of flush_tlb_range() is never
+ *   leaf-only, so it drops the walk caches that hold a detached table
+ *   too, and its completion (the DSB after the TLBIs) is where no CPU can
+ *   translate through the old entries, nor update them, any more. Its
+ *   dsb(ishst) orders the copies and the detach before the invalidation.
+ *   The emptied table is hooked back after a smp_wmb() (arch.h,
+ *   fr_arch_pmd_rehook()).
+ * - arm64's contiguous-PTE blocks (6.9+). A source table lies wholly in
+ *   the range, so no block is cut: each is copied whole, keeping its
+ *   contiguous bit where it lands aligned, losing it elsewhere (arch.h,
+ *   fr_arch_copy_cont()), counted as fr_reloc_ptes() counts a block moved
+ *   whole (moved_contpte) or unfolded (unfolded_contpte). In a block the
+ *   hardware may record a write to any of its pages in any entry of the
+ *   block, as one TLB entry serves them all (which is why the kernel's
+ *   contpte_ptep_get() reports the union of the block's bits for each
+ *   entry). That still loses no dirty bit here: a block maps pages of a
+ *   single folio (the kernel folds only such), and dirtiness is tracked
+ *   per folio: rmap walkers, reclaim and writeback mark and test the
+ *   folio, never the page. A write after the copy to any page of the
+ *   block lands in an old entry that was either copied writable and
+ *   clean, noted and read again after the flush, whose folio (the block's)
+ *   is then marked dirty; or copied dirty, whose copy keeps the block's
+ *   folio dirty. An old entry copied neither cannot be written through.
+ *   The copies carry each entry's own bits, not the block's union: as
+ *   single entries that under-reports nothing the folio does not carry.
+ *   A run of single entries of a large folio that the move brings into
+ *   line is left single (fr_reloc_ptes() and mremap(2) try to fold it).
  */
 
 /* The destination's PMD entry for @addr if it points to a PTE table. */
@@ -480,25 +512,29 @@ static pmd_t *fr_dst_table(struct mm_struct *mm, unsigned long addr)
 }
 
 /*
- * An entry a CPU may still dirty through a stale TLB entry: present,
- * writable, clean. x86's flags in the low bits, tested together (the
- * generic accessors mask the PFN off first, with a load per entry); a
- * PROT_NONE entry is not writable, a shadow-stack one already dirty. Not
- * special: fr_release_tables() marks the page of each such entry dirty,
- * and a special entry may have none (fr_vma_supported() declines the
- * mappings that hold them; this keeps the page lookup safe regardless).
+ * A copied entry of a contiguous block (arm64): its contiguous bit as the
+ * destination allows, and the block counted at its first entry. @i is its
+ * index in the PMD-aligned source table, @new_addr where it goes.
  */
-static inline bool fr_pte_clean_writable(pte_t pte)
+static inline void fr_copy_cont(struct fr_reloc *m, pte_t *pte, unsigned int i,
+				unsigned long new_addr)
 {
-	return (native_pte_val(pte) &
-		(_PAGE_PRESENT | _PAGE_RW | _PAGE_DIRTY | _PAGE_SPECIAL)) ==
-	       (_PAGE_PRESENT | _PAGE_RW);
+	enum fr_block b = fr_arch_copy_cont(pte, i, new_addr);
+
+	if (i % FR_ARCH_BLOCK_PTES)
+		return;
+	if (b == FR_BLOCK_KEPT)
+		m->stats.contpte++;
+	else if (b == FR_BLOCK_UNFOLDED)
+		m->stats.contpte_unfolded++;
 }
 
 /*
  * Copies entries @from to @to of the table at @old into @new_pmd's table,
  * noting in @clean which were writable and clean. Plain stores: Xen PV,
- * whose set_pte() is a hypercall, never gets here (fr_copy_table()).
+ * whose set_pte() is a hypercall, never gets here (fr_copy_table()). The
+ * entries are read raw (fr_arch_pte_get(): on arm64 without the
+ * contiguous-PTE layer's gathering).
  */
 static unsigned long __fr_hot __fr_page_aligned
 fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
@@ -517,20 +553,23 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
 	/* fr_moved_pte(), with the present entry the likely one. */
 	for (; src < end; src++, dst++) {
-		pte = ptep_get(src);
+		pte = fr_arch_pte_get(src);
 		if (pte_none(pte)) {
 			none++;
 			continue;
 		}
 		if (likely(pte_present(pte))) {
-			if (unlikely(fr_pte_clean_writable(pte)))
+			if (unlikely(fr_arch_pte_clean_writable(pte)))
 				__set_bit(src - old, clean);
+			if (unlikely(fr_arch_pte_cont(pte)))
+				fr_copy_cont(m, &pte, src - old,
+					     new_addr + ((src - old - from) << PAGE_SHIFT));
 			if (soft)
 				pte = pte_mksoft_dirty(pte);
 		} else if (soft) {
 			pte = pte_swp_mksoft_dirty(pte);
 		}
-		native_set_pte(dst, pte);
+		fr_arch_copy_pte(dst, pte);
 	}
 	if (ptl != held)
 		spin_unlock(ptl);
@@ -543,26 +582,26 @@ static void fr_empty_table(pte_t *old)
 	pte_t *end = old + PTRS_PER_PTE;
 
 	for (; old < end; old += 8) {
-		native_pte_clear(NULL, 0, old);
-		native_pte_clear(NULL, 0, old + 1);
-		native_pte_clear(NULL, 0, old + 2);
-		native_pte_clear(NULL, 0, old + 3);
-		native_pte_clear(NULL, 0, old + 4);
-		native_pte_clear(NULL, 0, old + 5);
-		native_pte_clear(NULL, 0, old + 6);
-		native_pte_clear(NULL, 0, old + 7);
+		fr_arch_pte_clear_raw(old);
+		fr_arch_pte_clear_raw(old + 1);
+		fr_arch_pte_clear_raw(old + 2);
+		fr_arch_pte_clear_raw(old + 3);
+		fr_arch_pte_clear_raw(old + 4);
+		fr_arch_pte_clear_raw(old + 5);
+		fr_arch_pte_clear_raw(old + 6);
+		fr_arch_pte_clear_raw(old + 7);
 	}
 }
 
 /*
  * Whether the source table at @old_addr lies wholly in the range up to
  * @old_end and may be copied: what FR_PREPARE counts and FR_MOVE copies.
- * Not under Xen PV, whose set_pte() is a hypercall.
+ * Not under Xen PV, whose set_pte() is a hypercall (fr_arch_copy_tables()).
  */
 static inline bool fr_copy_whole(unsigned long old_addr, unsigned long old_end)
 {
 	return !(old_addr & ~PMD_MASK) && old_end - old_addr >= PMD_SIZE &&
-	       !cpu_feature_enabled(X86_FEATURE_XENPV);
+	       fr_arch_copy_tables();
 }
 
 /*
@@ -675,7 +714,9 @@ static void fr_detach_tables(struct fr_reloc *m)
  * After the flush: carries the dirty bits the hardware set on detached
  * entries over to their folios, empties each detached table with plain
  * stores and hooks it back where it was (see above). Called with the rmap
- * locks still held.
+ * locks still held. Old and new entries are read raw (fr_arch_pte_get()):
+ * in an arm64 contiguous block each entry's own bits, which is enough,
+ * as the folio, not the page, is what is marked (see above).
  */
 static void fr_release_tables(struct fr_reloc *m)
 {
@@ -696,21 +737,19 @@ static void fr_release_tables(struct fr_reloc *m)
 			new1 = pte_offset_kernel(c->new_pmd[1],
 						 c->new_addr + split * PAGE_SIZE);
 		for_each_set_bit(i, c->clean, PTRS_PER_PTE) {
-			pte = ptep_get(old + i);
+			pte = fr_arch_pte_get(old + i);
 			if (!pte_dirty(pte))
 				continue;
 			new = i < split ? new0 + i : new1 + (i - split);
-			if (!pte_dirty(ptep_get(new)) && !FR_MUTANT(COPY_NO_DIRTY))
+			if (!pte_dirty(fr_arch_pte_get(new)) &&
+			    !FR_MUTANT(COPY_NO_DIRTY))
 				fr_mark_page_dirty(pte_page(pte));
 		}
 		fr_empty_table(old);
-		/*
-		 * The entry it had: pmd_populate() adds only Xen PV's
-		 * paravirt_alloc_pte(), and copying is never done there.
-		 */
+		/* The entry it had (arch.h). */
 		pml = pmd_lockptr(m->mm, c->old_pmd);
 		spin_lock(pml);
-		native_set_pmd(c->old_pmd, c->pmdval);
+		fr_arch_pmd_rehook(c->old_pmd, c->pmdval);
 		spin_unlock(pml);
 	}
 	m->ncopied = 0;
@@ -829,7 +868,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 		if (fr_pmd_is_huge(*new_pmd))
 			return old_addr;
 #if FR_COPY_TABLES
-		/* A whole source table is copied (x86-64). */
+		/* A whole source table is copied. */
 		if (mode == FR_PREPARE && fr_copy_whole(old_addr, old_end))
 			m->want_copied++;
 		if (mode == FR_MOVE &&
@@ -965,17 +1004,16 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		 * reclaim, migration, folio_mkclean(), truncation and
 		 * khugepaged's retract_page_tables() reach PTEs only
 		 * through the rmap, whose locks are held for write. Entries
-		 * of partly moved tables (and all entries on arm64) were
-		 * cleared with atomic get-and-clear, so no dirty or
-		 * accessed bit set before the move is lost; a write through
-		 * a stale clean TLB entry must set the dirty bit, finds the
-		 * source entry gone and faults. Page-table locks were
-		 * dropped per entry: with all of the above excluded they
-		 * only order us against lockless GUP-fast, which sees
-		 * either the old or the new entry, both valid. Whole tables
-		 * copied (x86-64) keep their old entries in tables
-		 * fr_detach_tables() unhooks just before it, whose dirty
-		 * bits are read only after this flush: see
+		 * of partly moved tables were cleared with atomic
+		 * get-and-clear, so no dirty or accessed bit set before the
+		 * move is lost; a write through a stale clean TLB entry
+		 * must set the dirty bit, finds the source entry gone and
+		 * faults. Page-table locks were dropped per entry: with all
+		 * of the above excluded they only order us against lockless
+		 * GUP-fast, which sees either the old or the new entry,
+		 * both valid. Whole tables copied keep their old entries in
+		 * tables fr_detach_tables() unhooks just before it, whose
+		 * dirty bits are read only after this flush: see
 		 * fr_copy_table()'s argument. The test hold comes before
 		 * the detach, so that a test can write through the copied
 		 * tables' old entries while both copies are live.

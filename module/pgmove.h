@@ -23,10 +23,11 @@ struct fr_pt_stats {
 };
 
 /*
- * The table-copying mover (pgmove.c): x86-64. Test builds can turn it off
- * (copy_tables=0, testhooks.h) to count or test the per-entry mover alone.
+ * The table-copying mover (pgmove.c): x86-64 and arm64 (arch.h has what
+ * differs). Test builds can turn it off (copy_tables=0, testhooks.h) to
+ * count or test the per-entry mover alone.
  */
-#ifdef CONFIG_X86_64
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 #define FR_COPY_TABLES	1
 /*
  * A source PTE table whose entries were copied: detached before the

@@ -153,7 +153,7 @@ unsigned long fr_hook_move_pass_pages(unsigned long dflt)
 static bool copy_tables = true;
 module_param(copy_tables, bool, 0600);
 MODULE_PARM_DESC(copy_tables,
-		 "0: move every PTE entry by entry, not whole tables by copying (x86-64; tests and bench only)");
+		 "0: move every PTE entry by entry, not whole tables by copying (tests and bench only)");
 
 bool fr_hook_copy_tables(void)
 {

@@ -4,10 +4,10 @@
  *
  * The module has two movers (module/pgmove.c). The per-entry one clears
  * each source entry with an atomic get-and-clear and carries the bits it
- * read (dirty and accessed included) into the destination entry; on
- * x86-64, whole source tables are copied instead, their old entries left
- * live until the pass detaches them and their dirty bits carried to the
- * folios after the flush. The pass's one TLB flush comes after every
+ * read (dirty and accessed included) into the destination entry; whole
+ * source tables are copied instead (x86-64, arm64), their old entries
+ * left live until the pass detaches them and their dirty bits carried to
+ * the folios after the flush. The pass's one TLB flush comes after every
  * entry of the pass has moved. Until that flush another CPU may still hold TLB
  * entries for the source: a write through one already dirty needs no
  * page-table update, a write through a clean one must set the dirty bit,
@@ -360,7 +360,7 @@ static void run(int use_module, int per_entry)
 }
 
 /*
- * The copying mover's window, held open (x86-64 test builds, where
+ * The copying mover's window, held open (test builds, where
  * tables_copied tells that it ran; module/pgmove.c, fr_copy_table()). That mover
  * copies whole source tables with plain stores and leaves the source
  * entries in place until the pass detaches the tables, just before its
