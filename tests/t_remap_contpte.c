@@ -8,7 +8,9 @@
  * stays contiguous where the destination is congruent modulo the block;
  * becomes single entries where it is not; and a block the
  * range cuts is unfolded by the kernel first, so that what stays behind
- * is single entries (unfolded_contpte counts both).
+ * is single entries (unfolded_contpte counts both). A whole PTE table
+ * moved to a destination not aligned to a PMD is copied (the table-
+ * copying mover, module/pgmove.c); its blocks count the same way.
  *
  * Whether entries are contiguous is the kernel's own view: ptep_get()
  * calls contpte_ptep_get() exactly for a valid entry with the contiguous
@@ -17,7 +19,9 @@
  * its pagemap. Kprobes on __contpte_try_unfold and __contpte_try_fold
  * count the kernel's unfolds and fold attempts during the move. The
  * blocks come from anonymous mTHP of the block's size (hugepages-64kB/
- * enabled with 4 KiB pages), set to "always" for the test and put back.
+ * enabled with 4 KiB pages), set to "always" for the test and put back;
+ * for the whole-table cases, the PMD size's THP is set to "never", so
+ * that the table's span faults in as blocks, not as one huge PMD.
  *
  * Skips on x86-64 (no such blocks) and on kernels without contiguous PTEs
  * (6.1). Runs as root inside the test VM with the module loaded.
@@ -31,7 +35,6 @@
 #define ANON	(MAP_PRIVATE | MAP_ANONYMOUS)
 #define BLOCK	CONT_SZ		/* CONT_PTE_SIZE */
 #define BLOCK_PAGES	(BLOCK / PG)	/* CONT_PTES: 16 with 4 KiB pages, 128 with 16 KiB */
-#define BLOCK_PAGES_MAX	128
 #define SRC_BLOCKS	6	/* the blocks of a case's source */
 /* The block's mTHP size: "%zu" is its size in KiB. */
 #define MTHP_FMT	"/sys/kernel/mm/transparent_hugepage/hugepages-%zukB/enabled"
@@ -133,16 +136,19 @@ static void read_pagemap(void *arg)
 {
 	const struct span *s = arg;
 	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	uint64_t buf[(SRC_BLOCKS + 1) * BLOCK_PAGES_MAX];
 	size_t n = s->len / PG;
+	uint64_t *buf = malloc(n * sizeof(*buf));
 
-	if (pm < 0)
-		return;
-	if (n > ARRAY_SIZE(buf))
-		n = ARRAY_SIZE(buf);
+	if (pm < 0 || !buf) {
+		tap_diag("pagemap read: %s", strerror(errno));
+		goto out;
+	}
 	if (pread(pm, buf, n * sizeof(buf[0]), (uintptr_t)s->p / PG * sizeof(buf[0])) < 0)
 		tap_diag("pagemap read: %s", strerror(errno));
-	close(pm);
+out:
+	free(buf);
+	if (pm >= 0)
+		close(pm);
 }
 
 /* How many entries of [p, p + len) the kernel sees as contiguous, or -1. */
@@ -314,9 +320,87 @@ out:
 	t_release(&sa);
 }
 
+/*
+ * A whole PTE table of blocks (PMD-aligned, a PMD long) moved to a
+ * destination a block past a PMD boundary, plus @dst_off_pages: not
+ * aligned to a PMD, so the table is copied, not moved whole. Congruent
+ * modulo the block (@dst_off_pages 0), every block stays one; a page off,
+ * every block becomes single entries. The kernel unfolds none either way.
+ */
+static void run_table_case(int dst_off_pages, uint64_t seed)
+{
+	size_t blocks = PMD_SZ / BLOCK, len = PMD_SZ;
+	int kept = !dst_off_pages;
+	struct t_area sa, da;
+	char name[96], *src, *dst;
+	long before, after, hits[EV_N], c0, copied;
+	struct move m;
+	int ok;
+
+	snprintf(name, sizeof(name), "a whole table of blocks, copied %s",
+		 kept ? "congruent modulo the block: still contiguous" :
+			"a page off: single entries there");
+	src = t_map_aligned(len, PMD_SZ, RW, ANON, -1, 0, &sa);
+	if (!src) {
+		tap_ok(0, "%s: source mapping (%s)", name, strerror(errno));
+		return;
+	}
+	t_fill_pattern(src, len, seed);
+	dst = t_pick(len + 2 * BLOCK, PMD_SZ, &da);
+	if (!dst) {
+		tap_ok(0, "%s: destination reservation", name);
+		t_release(&sa);
+		return;
+	}
+	dst += BLOCK + dst_off_pages * PG;
+
+	before = cont_entries(src, len);
+	tap_ok(before == (long)(len / PG),
+	       "%s: the source is %zu contiguous blocks before (%ld of %zu entries seen contiguous)",
+	       name, blocks, before, len / PG);
+	c0 = t_param("tables_copied");
+	m = (struct move){ .src = src, .dst = dst, .len = len };
+	if (count_hits(do_move, &m, hits)) {
+		tap_ok(0, "%s: counting the kernel's unfolds", name);
+		goto out;
+	}
+	copied = c0 < 0 ? -1 : t_param("tables_copied") - c0;
+	if (!tap_ok(m.ret == dst, "%s: moved (%s)", name,
+		    m.ret == dst ? "ok" : strerror(m.err)))
+		goto out;
+	tap_diag("%s: pte %llu, contpte kept %llu, unfolded %llu, %llu flush(es), %ld table(s) copied; kernel unfolds %ld, fold attempts %ld",
+		 name, (unsigned long long)m.r.moved_pte,
+		 (unsigned long long)m.r.moved_contpte,
+		 (unsigned long long)m.r.unfolded_contpte,
+		 (unsigned long long)m.r.tlb_flushes, copied, hits[EV_UNFOLD], hits[EV_FOLD]);
+	tap_ok(copied == 1, "%s: the table was copied (%ld copied)", name, copied);
+	tap_ok(m.r.moved_contpte == (kept ? blocks : 0) &&
+	       m.r.unfolded_contpte == (kept ? 0 : blocks) &&
+	       m.r.moved_pte == len / PG && m.r.tlb_flushes == 1,
+	       "%s: stats: %llu blocks kept, %llu unfolded, %llu PTEs, one flush (want %zu, %zu, %zu, 1)",
+	       name, (unsigned long long)m.r.moved_contpte,
+	       (unsigned long long)m.r.unfolded_contpte, (unsigned long long)m.r.moved_pte,
+	       kept ? blocks : 0, kept ? 0 : blocks, len / PG);
+	tap_ok(hits[EV_UNFOLD] == 0,
+	       "%s: the kernel unfolded %ld block(s) during the move (want 0)",
+	       name, hits[EV_UNFOLD]);
+	after = cont_entries(dst, len);
+	tap_ok(after == (long)(kept ? len / PG : 0),
+	       "%s: the kernel sees %ld contiguous entries at the destination (want %zu)",
+	       name, after, kept ? len / PG : 0);
+	ok = t_verify_pattern(dst, len, seed, 0) < 0;
+	tap_ok(ok, "%s: every page's data where it belongs", name);
+	t_fill_pattern(dst, len, seed + 1);
+	ok = t_verify_pattern(dst, len, seed + 1, 0) < 0;
+	tap_ok(ok, "%s: writes after the move read back", name);
+out:
+	t_release(&da);
+	t_release(&sa);
+}
+
 int main(void)
 {
-	char was[64] = "", path[160], why[64];
+	char was[64] = "", pmd_was[64] = "", pmd_path[160], path[160], why[64];
 	const char *failed = NULL;
 	int ret;
 
@@ -353,6 +437,24 @@ int main(void)
 		goto off;
 	for (size_t i = 0; i < ARRAY_SIZE(specs); i++)
 		run_case(&specs[i], 0xc0417e + i);
+	/* A PMD-sized THP would take the whole table's span: none for now. */
+	snprintf(pmd_path, sizeof(pmd_path), MTHP_FMT, PMD_SZ >> 10);
+	if (!tap_ok(t_read_str(pmd_path, pmd_was, sizeof(pmd_was)) == 0 &&
+		    t_write_str(pmd_path, "never") == 0,
+		    "%zu KiB THP off (never) for the whole-table cases", PMD_SZ >> 10))
+		goto put_back;
+	tap_diag("hugepages-%zukB/enabled was: %s", PMD_SZ >> 10, pmd_was);
+	run_table_case(0, 0xc0417e + ARRAY_SIZE(specs));
+	run_table_case(1, 0xc0417e + ARRAY_SIZE(specs) + 1);
+	{
+		char *l = strchr(pmd_was, '['), *r = l ? strchr(l, ']') : NULL;
+
+		if (l && r) {
+			*r = 0;
+			t_write_str(pmd_path, l + 1);
+		}
+	}
+put_back:
 	/* Put back what was selected ("always [inherit] madvise never"). */
 	{
 		char *l = strchr(was, '['), *r = l ? strchr(l, ']') : NULL;
