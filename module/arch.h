@@ -309,8 +309,8 @@ static inline bool fr_arch_pte_cont(pte_t pte)
  * The copy of the entry of a contiguous block at index @i of a PMD-
  * aligned source table, going to @new_addr. The block lies wholly in the
  * copied table, and each of its entries is copied as it is, with its own
- * access and dirty bits (fr_release_tables() says why that loses no dirty
- * bit). Where the destination is congruent modulo CONT_PTE_SIZE, the
+ * access and dirty bits (pgmove.c's argument for the copying mover says
+ * why that loses no dirty bit). Where the destination is congruent modulo CONT_PTE_SIZE, the
  * block lands aligned on the same pages: it keeps the contiguous bit and
  * stays one (FR_BLOCK_KEPT). Elsewhere its entries lose the bit and are
  * written as single entries (FR_BLOCK_UNFOLDED), as fr_arch_move_cont()

@@ -490,10 +490,12 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  *   clean, noted and read again after the flush, whose folio (the block's)
  *   is then marked dirty; or copied dirty, whose copy keeps the block's
  *   folio dirty. An old entry copied neither cannot be written through.
- *   The copies carry each entry's own bits, not the block's union: as
- *   single entries that under-reports nothing the folio does not carry.
- *   A run of single entries of a large folio that the move brings into
- *   line is left single (fr_reloc_ptes() and mremap(2) try to fold it).
+ *   Unfolded, the copies carry each entry's own bits where the kernel's
+ *   unfold gives every entry the block's union: per-page reports (smaps)
+ *   may count fewer pages young or dirty, while the folio's state, the
+ *   union over its entries, is the same. A run of single entries of a
+ *   large folio that the move brings into line is left single
+ *   (fr_reloc_ptes() and mremap(2) try to fold it).
  */
 
 /* The destination's PMD entry for @addr if it points to a PTE table. */
