@@ -966,30 +966,29 @@ fr_remap(void *old_addr, size_t old_size, size_t new_size, int flags, void *new_
 		why.reason = FASTREMAP_REASON_FLAGS;
 		goto fallback;
 	}
-	if (rt && !rt->pud) {
-		struct fr_routing again;
-
-		/*
-		 * Whether mremap(2) moves this call's whole PUD entries only
-		 * a module can say (FASTREMAP_FEAT_MREMAP_PUD): asked now,
-		 * the call is routed as every later one will be.
-		 */
-		fd = fr_device(&why, &ref);
-		if (fd < 0) {
-			st.mremap_extents = rt->ext;
-			goto fallback;
-		}
-		have_fd = 1;
-		fr_route((uintptr_t)old_addr, old_size, new_size, flags, (uintptr_t)new_addr,
-			 &again);
-		if (again.route == FR_ROUTE_MREMAP) {
-			st.mremap_extents = again.ext;
-			why.reason = again.reason;
-			goto fallback;
-		}
-	}
 	if (rt) {
 		st.mremap_extents = rt->ext;
+		if (!rt->pud) {
+			struct fr_routing again;
+
+			/*
+			 * Whether mremap(2) moves this call's whole PUD
+			 * entries only a module can say
+			 * (FASTREMAP_FEAT_MREMAP_PUD): asked now, the call
+			 * is routed as every later one will be.
+			 */
+			fd = fr_device(&why, &ref);
+			if (fd < 0)
+				goto fallback;
+			have_fd = 1;
+			fr_route((uintptr_t)old_addr, old_size, new_size, flags,
+				 (uintptr_t)new_addr, &again);
+			if (again.route == FR_ROUTE_MREMAP) {
+				st.mremap_extents = again.ext;
+				why.reason = again.reason;
+				goto fallback;
+			}
+		}
 		switch (rt->route) {
 		case FR_ROUTE_MREMAP:
 			why.reason = rt->reason;
