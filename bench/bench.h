@@ -58,7 +58,7 @@ struct bench_cfg {
 	size_t gc_arena;
 	const char *workloads;
 	int trace, trace_pids, trace_buf_kb, emulated, fresh, settle;
-	int count;		/* markers for the counting plugin (count.c) */
+	int count;		/* markers for the counting plugin (count.c); 2: and kallsyms */
 	int list;		/* print the moves of the selected workloads, run none */
 	/* The size sweep (sweep.c) instead of the workloads. */
 	int sweep, sweep_budget;	/* budget: seconds, after which larger sizes are skipped */

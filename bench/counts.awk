@@ -12,9 +12,10 @@
 # move, the least disturbed (the traced repetition, run with the flush
 # tracepoint recording, is left out), per move:
 #   insns_user insns_kernel loads stores atomics tlbi ipis entries
-#   atomics_per_entry insns_per_entry tlbi_kinds timer_irqs timer_insns
+#   atomics_per_entry insns_per_entry tlbi_kinds irqs_out irqs_out_insns
 #   count_reps
-# (timer_irqs, timer_insns: the timer interrupts the plugin left out.)
+# (irqs_out, irqs_out_insns: the interrupts on the moving vCPU that the
+# plugin left out.)
 # A cell with no counted repetition gets empty columns.
 
 function fmt(v) {
@@ -32,8 +33,8 @@ FILENAME == ARGV[1] {
 	regions[id] = $2
 	for (k = 1; k <= ncol; k++)
 		cnt[id, k] = $(k + 2)
-	timer_n[id] = $10
-	timer_i[id] = $11
+	irqs_n[id] = $10
+	irqs_i[id] = $11
 	kinds[id] = $12
 	next
 }
@@ -51,8 +52,8 @@ FILENAME == ARGV[2] {
 	for (k = 1; k <= ncol; k++)
 		v[cell, k, n] = cnt[id, k] / ops
 	v[cell, ncol + 1, n] = f[7] / ops
-	v[cell, ncol + 2, n] = timer_n[id] / ops
-	v[cell, ncol + 3, n] = timer_i[id] / ops
+	v[cell, ncol + 2, n] = irqs_n[id] / ops
+	v[cell, ncol + 3, n] = irqs_i[id] / ops
 	kindsof[cell, n] = kinds[id]
 	opsof[cell, n] = ops
 	next
@@ -60,7 +61,7 @@ FILENAME == ARGV[2] {
 
 FNR == 1 {
 	print $0 ",insns_user,insns_kernel,loads,stores,atomics,tlbi,ipis,entries," \
-		"atomics_per_entry,insns_per_entry,tlbi_kinds,timer_irqs,timer_insns,count_reps"
+		"atomics_per_entry,insns_per_entry,tlbi_kinds,irqs_out,irqs_out_insns,count_reps"
 	next
 }
 

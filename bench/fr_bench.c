@@ -161,7 +161,7 @@ static void cfg_load(void)
 	cfg.fresh = env_long("FASTREMAP_BENCH_FRESH", FR_BENCH_FRESH, 0, 1);
 	cfg.emulated = env_long("FASTREMAP_BENCH_EMULATED", FR_BENCH_EMULATED, 0, 1);
 	cfg.settle = env_long("FASTREMAP_BENCH_SETTLE", FR_BENCH_SETTLE, 0, 1);
-	cfg.count = env_long("FASTREMAP_BENCH_COUNT", FR_BENCH_COUNT, 0, 1);
+	cfg.count = env_long("FASTREMAP_BENCH_COUNT", FR_BENCH_COUNT, 0, 2);
 	cfg.list = env_long("FASTREMAP_BENCH_LIST", 0, 0, 1);
 	cfg.sweep = env_long("FASTREMAP_BENCH_SWEEP", FR_BENCH_SWEEP, 0, 1);
 	cfg.sweep_max = env_long("FASTREMAP_BENCH_SWEEP_MAX_MB", FR_BENCH_SWEEP_MAX_MB, 1,

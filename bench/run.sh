@@ -65,6 +65,11 @@ COUNT=${BENCH_COUNT:-0}
 [ "$COUNT" = 0 ] || [ "$COUNT" = 1 ] || fr_die "BENCH_COUNT=$COUNT: 0 or 1"
 [ "$COUNT" = 1 ] && [ "$native" = 1 ] && fr_die "BENCH_COUNT=1 counts in the emulator: not with --native"
 export FASTREMAP_BENCH_COUNT=$COUNT
+# BENCH_COUNT_PROF=1 (with BENCH_COUNT=1): and which code each region ran,
+# the plugin's profile named by bench/count-prof.sh (RESULTS/<suite>-prof.txt).
+PROF=${BENCH_COUNT_PROF:-0}
+[ "$PROF" = 0 ] || [ "$COUNT$PROF" = 11 ] || fr_die "BENCH_COUNT_PROF=$PROF: 0, or 1 with BENCH_COUNT=1"
+[ "$PROF" = 1 ] && FASTREMAP_BENCH_COUNT=2
 PLUGIN="$FR_BUILD/plugin/fr_count.so"
 SWEEP=${BENCH_SWEEP:-${FASTREMAP_BENCH_SWEEP:-0}}
 [ "$SWEEP" = 0 ] || [ "$SWEEP" = 1 ] || fr_die "BENCH_SWEEP=$SWEEP: 0 or 1"
@@ -330,6 +335,7 @@ run_vm() {
 		counts="$LOGDIR/$suite-counts.txt"
 		rm -f "$counts"
 		qargs="-accel tcg,thread=single -plugin $PLUGIN,out=$counts"
+		[ "$PROF" = 1 ] && qargs="$qargs,prof=$LOGDIR/$suite-prof.raw"
 	fi
 	# 16 KiB pages: vm-run.sh gives the guest 8 GiB, and the time limit
 	# doubles as the test harness's does for these kernels.
@@ -362,6 +368,10 @@ run_vm() {
 	check "$suite: guest kernel log captured and clean" \
 		"$([ -s "$LOGDIR/$suite-dmesg.log" ] && [ -z "$bad" ] && echo 1)"
 	check "$suite: VM ran to the end" "$(grep -q '^FR-DONE$' "$log" && echo 1)"
+	if [ "$PROF" = 1 ]; then
+		"$BENCH/count-prof.sh" "$LOGDIR/$suite-prof.raw" "$log" >"$RESULTS/$suite-prof.txt"
+		check "$suite: profile named (RESULTS/$suite-prof.txt)" "$([ -s "$RESULTS/$suite-prof.txt" ] && echo 1)"
+	fi
 	if [ "$SWEEP" = 1 ]; then
 		check_sweep "$suite: " "$log" "$counts"
 	else

@@ -4,9 +4,9 @@
 # FR-BENCH-SWEEP-COUNT block, one row per counted move.
 # Usage: awk -f sweep-counts.awk PLUGIN_OUT COUNT_TABLE > KERNEL-sweep-counts.csv
 #   PLUGIN_OUT   "id regions insns_user insns_kernel loads stores atomics
-#                tlbi ipis timer_irqs timer_insns kinds" per region id
+#                tlbi ipis irqs_out irqs_out_insns kinds" per region id
 #   COUNT_TABLE  id,level,contender,size_bytes,population,rep,traced,entries
-# Timer interrupts are already left out by the plugin (timer_irqs says how
+# Interrupts are already left out by the plugin (irqs_out says how
 # many); the traced move (its tlb_flush tracepoint recording) is marked.
 
 FILENAME == ARGV[1] {
@@ -21,7 +21,7 @@ FILENAME == ARGV[1] {
 }
 
 FNR == 1 {
-	print "level,contender,size_bytes,population,rep,traced,entries,regions,insns_user,insns_kernel,loads,stores,atomics,tlbi,ipis,timer_irqs,timer_insns,tlbi_kinds"
+	print "level,contender,size_bytes,population,rep,traced,entries,regions,insns_user,insns_kernel,loads,stores,atomics,tlbi,ipis,irqs_out,irqs_out_insns,tlbi_kinds"
 	FS = ","
 	next
 }

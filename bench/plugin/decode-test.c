@@ -53,9 +53,9 @@ static const struct x86_case x86[] = {
 	{ "marker end", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x02, 0x00, 0x52, 0x46 }, 9, 0, NULL, M_END },
 	{ "marker commit", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x06, 0x00, 0x52, 0x46 }, 9, 0, NULL,
 	  M_COMMIT },
-	{ "marker timer", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x08, 0x00, 0x52, 0x46 }, 9, 0, NULL,
-	  M_TIMER },
-	{ "not a marker (K = 9)", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x09, 0x00, 0x52, 0x46 }, 9, 0, NULL,
+	{ "marker interrupt entry", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x07, 0x00, 0x52, 0x46 }, 9, 0, NULL,
+	  M_IRQ },
+	{ "not a marker (K = 8)", { 0x66, 0x0f, 0x1f, 0x84, 0, 0x08, 0x00, 0x52, 0x46 }, 9, 0, NULL,
 	  M_NONE },
 };
 
@@ -96,8 +96,8 @@ static const struct arm64_case a64[] = {
 	{ "nop", 0xd503201f, 0, NULL, M_NONE },
 	{ "hint #105: marker begin", 0xd503201f | 105 << 5, 0, NULL, M_BEGIN },
 	{ "hint #110: marker commit", 0xd503201f | 110 << 5, 0, NULL, M_COMMIT },
-	{ "hint #112: marker timer", 0xd503201f | 112 << 5, 0, NULL, M_TIMER },
-	{ "hint #113: no marker", 0xd503201f | 113 << 5, 0, NULL, M_NONE },
+	{ "hint #111: marker interrupt entry", 0xd503201f | 111 << 5, 0, NULL, M_IRQ },
+	{ "hint #112: no marker", 0xd503201f | 112 << 5, 0, NULL, M_NONE },
 	{ "hint #34 (bti c): no marker", 0xd503245f, 0, NULL, M_NONE },
 };
 

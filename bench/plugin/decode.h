@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { M_NONE, M_BEGIN, M_END, M_BIT0, M_BIT1, M_IPI, M_COMMIT, M_IRQ, M_TIMER, M_LAST = M_TIMER };
+enum { M_NONE, M_BEGIN, M_END, M_BIT0, M_BIT1, M_IPI, M_COMMIT, M_IRQ, M_LAST = M_IRQ };
 
 /* x86-64: the marker the n bytes b hold, or M_NONE. */
 int x86_marker(const uint8_t *b, size_t n);

@@ -11,11 +11,14 @@
  * with K = 1 begin, 2 end, 3 a 0 bit, 4 a 1 bit of the next region's id
  * (32 bits, most significant first, sent before each begin), 5 "the last
  * 64 bits sent are the address of a function an IPI runs", 6 "translate
- * again" and start counting (fr_bench sends the functions' addresses from
- * /proc/kallsyms at start, then 6; a region before it is an error).
+ * again" and start counting, 7 "... of an interrupt entry" (fr_bench
+ * sends the functions' addresses from /proc/kallsyms at start, then 6; a
+ * region before it is an error).
  *
- * Counted while a region is open, on every vCPU (the move runs on one,
- * the flush IPIs it sends run on the other):
+ * Counted while a region is open: what the vCPU that opened it runs
+ * outside interrupts (the move), and on the other vCPUs the interrupts in
+ * which a flush IPI's function ran (what the flush IPIs the move sent
+ * cost there); see "What a region counts" below.
  *   insns_user, insns_kernel  by the instruction's address (bit 63: kernel)
  *   loads, stores             memory accesses by instructions (the page-table
  *                             walks QEMU's MMU makes are not instructions)
@@ -33,18 +36,13 @@
  * The counters are plain inline additions that QEMU emits into the
  * translated code: exact only when one thread runs all vCPUs in turn
  * (run.sh boots the counted guest with -accel tcg,thread=single). A
- * region's counts are the totals at its end less those at its begin.
- *
- * Timer interrupts on any vCPU are left out of every count (their number
- * and instructions are reported beside): how many land in a region
- * depends on how long it took on the host. fr_bench sends the interrupt
- * entries (K = 7) and the timer handlers (K = 8) as it sends the IPI
- * handlers; see irq_event().
+ * region's counts are the totals at its end less those at its begin, less
+ * what is left out.
  *
  * Arguments: out=FILE (required; one line per region id at exit),
- * ipi=HEX (repeatable). Output lines:
+ * ipi=HEX (repeatable), prof=FILE (see "The profile" below). Output lines:
  *   id regions insns_user insns_kernel loads stores atomics tlbi ipis
- *   timer_irqs timer_insns kinds
+ *   irqs_out irqs_out_insns kinds
  * where kinds is "name=count;..." of the TLB invalidations, or "-".
  */
 #include <inttypes.h>
@@ -65,6 +63,7 @@ enum { C_USER, C_KERNEL, C_LOAD, C_STORE, C_ATOMIC, C_TLBI, C_IPI, NC };
 
 #define MAX_KINDS 32
 #define MAX_IPI 16
+#define MAX_IRQ 64
 #define TABLE 65536		/* region ids in one run, at most */
 
 static uint64_t tot[NC];
@@ -76,18 +75,27 @@ static uint64_t ipi_addr[MAX_IPI];
 static int nipi;
 
 /*
- * Timer interrupts, left out of the counts: a window opens at an
- * interrupt entry (irq_addr), closes at the vCPU's next interrupt return
- * (IRETQ, ERET), and is a timer's when it ran a timer handler
- * (timer_addr; x86-64: the entry is the timer's own vector). Their
- * number and instructions are reported beside.
+ * What a region counts. Interrupts come when the host's timing and the
+ * guest's devices and scheduler say, not because of the move: on the
+ * region's vCPU every interrupt is left out (their number and
+ * instructions are reported beside); on the other vCPUs only the
+ * interrupts in which a flush IPI's function ran are counted, as nothing
+ * else they run is the move's (workload 4's writer, idle, kernel
+ * threads). An interrupt's window opens at an entry (irq_addr) and closes
+ * at the interrupt return (IRETQ, ERET) that matches it: an interrupt
+ * nested in it (softirqs run with interrupts on) returns first. Tasks the
+ * scheduler puts on the region's
+ * vCPU outside an interrupt would count: fr_bench runs the moves as a
+ * real-time task (count.c).
  */
 #define MAX_VCPU 64
-static uint64_t irq_addr[MAX_IPI], timer_addr[MAX_IPI];
-static int nirq, ntimer;
-static bool in_win[MAX_VCPU], win_timer[MAX_VCPU];
+static uint64_t irq_addr[MAX_IRQ];
+static int nirq;
+static unsigned int in_win[MAX_VCPU];	/* interrupts entered, not returned */
+static bool win_ipi[MAX_VCPU];
 static uint64_t win_snap[MAX_VCPU][NC], win_ksnap[MAX_VCPU][MAX_KINDS];
-static uint64_t excl[NC], excl_k[MAX_KINDS], excl_n;
+/* Left out on the region's vCPU; kept from the others; windows left out. */
+static uint64_t excl[NC], excl_k[MAX_KINDS], excl_n, kept[NC], kept_k[MAX_KINDS];
 static qemu_plugin_id_t self;
 
 static bool arm64;
@@ -105,7 +113,8 @@ static bool open_region;
 static unsigned int region_v;
 static uint64_t next_id;
 static uint32_t bits;
-static uint64_t snap[NC], kind_snap[MAX_KINDS];
+static uint64_t snap[NC], kind_snap[MAX_KINDS];	/* the region's vCPU's */
+static uint64_t ipi_snap;
 static uint32_t cur_id;
 static uint64_t errors;		/* nested begins, ends without a begin */
 
@@ -115,7 +124,7 @@ struct entry {
 	uint64_t regions;
 	uint64_t c[NC];
 	uint64_t kinds[MAX_KINDS];
-	uint64_t timer_n, timer_insns;
+	uint64_t irqs_out, irqs_out_insns;
 };
 static struct entry *table;
 
@@ -153,7 +162,6 @@ static int kind_index(const char *name)
 
 static void reinstall(qemu_plugin_id_t id);
 
-/* Timer windows (lock held): restart at the totals now; close into excl[]. */
 /*
  * The totals are the vCPUs' together (one thread runs them in turn), but
  * a window is one vCPU's: the other's instructions while it is open are
@@ -194,52 +202,44 @@ static void vcpu_now(int v, uint64_t *c, uint64_t *k)
 		k[i] = vk[v][i] + kind_tot[i] - sw_ksnap[i];
 }
 
-/* vCPU v's window, restarted now or closed into excl[]; v is running. */
-static void win_restart(int v)
+/* vCPU v's totals now, whether or not it is the one running. */
+static void vcpu_get(unsigned int v, uint64_t *c, uint64_t *k)
 {
-	vcpu_seen(v);
-	vcpu_now(v, win_snap[v], win_ksnap[v]);
-}
-
-static void win_close(int v)
-{
-	uint64_t c[NC], k[MAX_KINDS];
-	int i;
-
-	vcpu_seen(v);
-	vcpu_now(v, c, k);
-	for (i = 0; i < NC; i++)
-		excl[i] += c[i] - win_snap[v][i];
-	for (i = 0; i < MAX_KINDS; i++)
-		excl_k[i] += k[i] - win_ksnap[v][i];
-}
-
-/* The same for a vCPU that may not be the one running (a region's edges). */
-static void win_edge(int v, bool close)
-{
-	uint64_t c[NC], k[MAX_KINDS];
-	int i;
-
-	if ((unsigned int)v == cur_v) {
+	if (v == cur_v) {
 		vcpu_now(v, c, k);
 	} else {
-		memcpy(c, vtot[v], sizeof(c));
-		memcpy(k, vk[v], sizeof(k));
+		memcpy(c, vtot[v], sizeof(vtot[v]));
+		memcpy(k, vk[v], sizeof(vk[v]));
 	}
-	for (i = 0; close && i < NC; i++)
-		excl[i] += c[i] - win_snap[v][i];
-	for (i = 0; close && i < MAX_KINDS; i++)
-		excl_k[i] += k[i] - win_ksnap[v][i];
-	memcpy(win_snap[v], c, sizeof(c));
-	memcpy(win_ksnap[v], k, sizeof(k));
 }
 
-enum { W_ENTRY = 1, W_TIMER, W_RETURN };
+/* A window's counts since it opened (or the region began) into a sum. */
+static void win_add(unsigned int v, uint64_t *sum, uint64_t *ksum)
+{
+	uint64_t c[NC], k[MAX_KINDS];
+	int i;
 
-/*
- * An interrupt entry, timer handler or return (udata) on a vCPU. A nested
- * entry (an exception inside the handler) keeps the outer window.
- */
+	vcpu_get(v, c, k);
+	for (i = 0; i < NC; i++)
+		sum[i] += c[i] - win_snap[v][i];
+	for (i = 0; i < MAX_KINDS; i++)
+		ksum[i] += k[i] - win_ksnap[v][i];
+}
+
+/* A window on vCPU v ends, or is cut at the region's end. */
+static void win_end(unsigned int v)
+{
+	if (v == region_v) {
+		win_add(v, excl, excl_k);
+		excl_n++;
+	} else if (win_ipi[v]) {
+		win_add(v, kept, kept_k);
+	}
+}
+
+enum { W_ENTRY = 1, W_RETURN };
+
+/* An interrupt entry or return (udata) on a vCPU. */
 static void irq_event(unsigned int vcpu, void *udata)
 {
 	int ev = (int)(uintptr_t)udata;
@@ -247,18 +247,12 @@ static void irq_event(unsigned int vcpu, void *udata)
 	if (vcpu >= MAX_VCPU)
 		return;
 	pthread_mutex_lock(&lock);
-	if (ev == W_ENTRY && !in_win[vcpu]) {
-		in_win[vcpu] = true;
-		win_timer[vcpu] = false;
-		win_restart(vcpu);
-	} else if (ev == W_TIMER && in_win[vcpu]) {
-		win_timer[vcpu] = true;
-	} else if (ev == W_RETURN && in_win[vcpu]) {
-		in_win[vcpu] = false;
-		if (win_timer[vcpu] && open_region) {
-			win_close(vcpu);
-			excl_n++;
-		}
+	vcpu_seen(vcpu);
+	if (ev == W_ENTRY && !in_win[vcpu]++) {
+		win_ipi[vcpu] = false;
+		vcpu_now(vcpu, win_snap[vcpu], win_ksnap[vcpu]);
+	} else if (ev == W_RETURN && in_win[vcpu] && !--in_win[vcpu] && open_region) {
+		win_end(vcpu);
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -266,7 +260,9 @@ static void irq_event(unsigned int vcpu, void *udata)
 static void marker(unsigned int vcpu, void *udata)
 {
 	int m = (int)(uintptr_t)udata;
+	uint64_t c[NC], k[MAX_KINDS];
 	struct entry *e;
+	unsigned int v;
 	int i;
 
 	pthread_mutex_lock(&lock);
@@ -278,12 +274,11 @@ static void marker(unsigned int vcpu, void *udata)
 		bits++;
 		break;
 	case M_IPI:
-	case M_IRQ:
-	case M_TIMER: {
-		uint64_t *a = m == M_IPI ? ipi_addr : m == M_IRQ ? irq_addr : timer_addr;
-		int *na = m == M_IPI ? &nipi : m == M_IRQ ? &nirq : &ntimer;
+	case M_IRQ: {
+		uint64_t *a = m == M_IPI ? ipi_addr : irq_addr;
+		int *na = m == M_IPI ? &nipi : &nirq;
 
-		if (bits != 64 || *na == MAX_IPI)
+		if (bits != 64 || *na == (m == M_IPI ? MAX_IPI : MAX_IRQ))
 			errors++;
 		else
 			a[(*na)++] = next_id;
@@ -301,15 +296,22 @@ static void marker(unsigned int vcpu, void *udata)
 		cur_id = (uint32_t)next_id;
 		region_v = vcpu;
 		next_id = bits = 0;
-		memcpy(snap, tot, sizeof(snap));
-		memcpy(kind_snap, kind_tot, sizeof(kind_snap));
+		vcpu_now(vcpu, snap, kind_snap);
+		ipi_snap = tot[C_IPI];
 		memset(excl, 0, sizeof(excl));
 		memset(excl_k, 0, sizeof(excl_k));
+		memset(kept, 0, sizeof(kept));
+		memset(kept_k, 0, sizeof(kept_k));
 		excl_n = 0;
-		/* A timer window already open: only its part inside the region. */
-		for (i = 0; i < MAX_VCPU; i++)
-			if (in_win[i])
-				win_edge(i, false);
+		/*
+		 * The region's vCPU runs the bench's user code: in no
+		 * interrupt, whatever an exit that never returned left.
+		 */
+		in_win[vcpu] = 0;
+		/* A window already open: only its part inside the region. */
+		for (v = 0; v < MAX_VCPU; v++)
+			if (in_win[v])
+				vcpu_get(v, win_snap[v], win_ksnap[v]);
 		open_region = true;
 		break;
 	case M_END:
@@ -317,22 +319,27 @@ static void marker(unsigned int vcpu, void *udata)
 			errors++;
 			break;
 		}
-		for (i = 0; i < MAX_VCPU; i++)
-			if (in_win[i] && win_timer[i])
-				win_edge(i, true);
+		for (v = 0; v < MAX_VCPU; v++)
+			if (in_win[v])
+				win_end(v);
 		open_region = false;
 		e = lookup(cur_id);
 		if (!e) {
 			errors++;
 			break;
 		}
+		vcpu_now(vcpu, c, k);
+		for (i = 0; i < NC; i++)
+			c[i] = c[i] - snap[i] - excl[i] + kept[i];
+		/* Wherever they ran, windows or not (only ever on other vCPUs). */
+		c[C_IPI] = tot[C_IPI] - ipi_snap;
 		e->regions++;
 		for (i = 0; i < NC; i++)
-			e->c[i] += tot[i] - snap[i] - excl[i];
+			e->c[i] += c[i];
 		for (i = 0; i < MAX_KINDS; i++)
-			e->kinds[i] += kind_tot[i] - kind_snap[i] - excl_k[i];
-		e->timer_n += excl_n;
-		e->timer_insns += excl[C_USER] + excl[C_KERNEL];
+			e->kinds[i] += k[i] - kind_snap[i] - excl_k[i] + kept_k[i];
+		e->irqs_out += excl_n;
+		e->irqs_out_insns += excl[C_USER] + excl[C_KERNEL];
 		break;
 	}
 	pthread_mutex_unlock(&lock);
@@ -359,8 +366,87 @@ static void tlbi_exec(unsigned int vcpu, void *udata)
 static void ipi_exec(unsigned int vcpu, void *udata)
 {
 	(void)udata;
-	if (vcpu != region_v)
-		tot[C_IPI]++;
+	if (vcpu == region_v || vcpu >= MAX_VCPU)
+		return;
+	vcpu_seen(vcpu);
+	tot[C_IPI]++;
+	win_ipi[vcpu] = true;
+}
+
+/*
+ * The profile (prof=FILE, BENCH_COUNT_PROF=1): which code a region ran,
+ * to find where counts come from and why two runs differ
+ * (bench/count-prof.sh names the functions). Per region id and
+ * translation block: its runs on the region's vCPU outside interrupts,
+ * inside an interrupt window (timer windows included: the counts leave
+ * those out) and on other vCPUs. A block run whole is assumed; a fault
+ * in its middle is rare enough for a profile. Slower: a callback per
+ * block run. A block with atomics is also split by the block the vCPU ran
+ * before it, which for a lock function's first block is its caller's.
+ */
+struct tbrec {
+	uint64_t vaddr;
+	uint32_t insns, atomics;
+};
+struct prof_ent {
+	const struct tbrec *tb, *prev;
+	uint32_t id;
+	uint64_t runs[3];
+};
+#define PROF_TABLE (1u << 20)
+static char *prof_path;
+static struct prof_ent *prof;
+static const struct tbrec *prof_prev[MAX_VCPU];
+
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+	const struct tbrec *tb = udata, *prev;
+	uint64_t h;
+	uint32_t i;
+	int cls;
+
+	if (vcpu >= MAX_VCPU)
+		return;
+	prev = tb->atomics ? prof_prev[vcpu] : NULL;
+	prof_prev[vcpu] = tb;
+	if (!open_region)
+		return;
+	cls = vcpu != region_v ? 2 : in_win[vcpu] ? 1 : 0;
+	h = (tb->vaddr ^ (prev ? prev->vaddr : 0) * 31 ^
+	     (uint64_t)cur_id * 0x9E3779B97F4A7C15ull) * 0xff51afd7ed558ccdull;
+	for (i = 0; i < PROF_TABLE; i++) {
+		struct prof_ent *p = &prof[(h + i) & (PROF_TABLE - 1)];
+
+		if (!p->tb) {
+			p->tb = tb;
+			p->prev = prev;
+			p->id = cur_id;
+		} else if (p->tb != tb || p->prev != prev || p->id != cur_id) {
+			continue;
+		}
+		p->runs[cls]++;
+		return;
+	}
+	errors++;
+}
+
+static void prof_write(void)
+{
+	FILE *f = fopen(prof_path, "w");
+	uint32_t i;
+
+	if (!f)
+		return;
+	fprintf(f, "# id vaddr insns atomics runs_region runs_irq runs_other from\n");
+	for (i = 0; i < PROF_TABLE; i++) {
+		const struct prof_ent *p = &prof[i];
+
+		if (p->tb)
+			fprintf(f, "%#x %#" PRIx64 " %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %#" PRIx64 "\n",
+				p->id, p->tb->vaddr, p->tb->insns, p->tb->atomics,
+				p->runs[0], p->runs[1], p->runs[2], p->prev ? p->prev->vaddr : 0);
+	}
+	fclose(f);
 }
 
 /* ---- translation ---- */
@@ -368,8 +454,18 @@ static void ipi_exec(unsigned int vcpu, void *udata)
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	struct tbrec *rec = NULL;
 
 	(void)id;
+	if (prof && counting) {
+		/* Kept to the end: the profile points at it. */
+		rec = calloc(1, sizeof(*rec));
+		if (rec) {
+			rec->vaddr = qemu_plugin_tb_vaddr(tb);
+			rec->insns = n;
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, rec);
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const uint8_t *b = qemu_plugin_insn_data(insn);
@@ -412,6 +508,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (atomic)
 			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
 								   &tot[C_ATOMIC], 1);
+		if (atomic && rec)
+			rec->atomics++;
 		/* The rare ones by callback: no third inline op on an instruction. */
 		if (tk[0]) {
 			pthread_mutex_lock(&lock);
@@ -424,17 +522,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			if (va == ipi_addr[j])
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, ipi_exec,
 								       QEMU_PLUGIN_CB_NO_REGS, NULL);
-		/* Entry first, then the classifier: x86's timer entry is both. */
 		for (j = 0; j < nirq; j++)
 			if (va == irq_addr[j])
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_event,
 								       QEMU_PLUGIN_CB_NO_REGS,
 								       (void *)W_ENTRY);
-		for (j = 0; j < ntimer; j++)
-			if (va == timer_addr[j])
-				qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_event,
-								       QEMU_PLUGIN_CB_NO_REGS,
-								       (void *)W_TIMER);
 		if (kernel && (arm64 ? sz == 4 && arm64_is_eret(*(const uint32_t *)b) :
 			       x86_is_iret(b, sz)))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, irq_event,
@@ -466,7 +558,7 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 	fprintf(f, "# fr_count: arch=%s errors=%" PRIu64 " open_at_exit=%d\n",
 		arm64 ? "arm64" : "x86_64", errors, open_region);
 	fprintf(f, "# id regions insns_user insns_kernel loads stores atomics tlbi ipis "
-		"timer_irqs timer_insns tlbi_kinds\n");
+		"irqs_out irqs_out_insns tlbi_kinds\n");
 	for (i = 0; i < TABLE; i++) {
 		struct entry *e = &table[i];
 		int any = 0;
@@ -476,7 +568,7 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 		fprintf(f, "%#x %" PRIu64, e->id, e->regions);
 		for (j = 0; j < NC; j++)
 			fprintf(f, " %" PRIu64, e->c[j]);
-		fprintf(f, " %" PRIu64 " %" PRIu64 " ", e->timer_n, e->timer_insns);
+		fprintf(f, " %" PRIu64 " %" PRIu64 " ", e->irqs_out, e->irqs_out_insns);
 		for (j = 0; j < nkinds; j++)
 			if (e->kinds[j]) {
 				fprintf(f, "%s%s=%" PRIu64, any ? ";" : "", kind_name[j], e->kinds[j]);
@@ -485,6 +577,8 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 		fputs(any ? "\n" : "-\n", f);
 	}
 	fclose(f);
+	if (prof)
+		prof_write();
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -501,6 +595,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4)) {
 			out_path = strdup(argv[i] + 4);
+		} else if (!strncmp(argv[i], "prof=", 5)) {
+			prof_path = strdup(argv[i] + 5);
 		} else if (!strncmp(argv[i], "ipi=", 4) && nipi < MAX_IPI) {
 			ipi_addr[nipi++] = strtoull(argv[i] + 4, NULL, 16);
 		} else {
@@ -515,6 +611,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	table = calloc(TABLE, sizeof(*table));
 	if (!table)
 		return -1;
+	if (prof_path) {
+		prof = calloc(PROF_TABLE, sizeof(*prof));
+		if (!prof)
+			return -1;
+	}
 	self = id;
 	reinstall(id);
 	return 0;

@@ -14,6 +14,10 @@
  *                 vCPU of its own under QEMU's user-mode emulator) and 3
  *                 times by the thread that opened the region, whose own
  *                 calls are not IPIs: 10 ipis
+ *   id 6          a second thread's N atomic adds, outside any interrupt
+ *                 (there are none here): another vCPU's work that is not
+ *                 a flush IPI's, not counted; fewer than N atomics (the
+ *                 region's own thread creates and joins it)
  *
  * (arm64: the swap is SWP, the second instruction a load-acquire, LDAR:
  * one load more, no read-modify-write.) The TLB invalidations, privileged, are
@@ -61,6 +65,13 @@ static void *other_vcpu(void *arg)
 	return arg;
 }
 
+static void *other_atomics(void *arg)
+{
+	for (int i = 0; i < N; i++)
+		__atomic_fetch_add(&mem[2], 1, __ATOMIC_SEQ_CST);
+	return arg;
+}
+
 /* A loop of N times BODY between a begin and an end marker, in one asm statement. */
 #if defined(__x86_64__)
 #define LOOP(body) M(1) "mov %[n], %[c]\n1: " body "dec %[c]\n\tjnz 1b\n\t" M(2)
@@ -101,6 +112,11 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		ipi_probe();
 	if (pthread_create(&th, NULL, other_vcpu, NULL) || pthread_join(th, NULL))
+		return 1;
+	asm volatile(M(2) ::: "memory");
+	send_bits(6, 32);
+	asm volatile(M(1) ::: "memory");
+	if (pthread_create(&th, NULL, other_atomics, NULL) || pthread_join(th, NULL))
 		return 1;
 	asm volatile(M(2) ::: "memory");
 	printf("%llu\n", (unsigned long long)mem[0] % 2);

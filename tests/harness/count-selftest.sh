@@ -58,6 +58,10 @@ check() {
 	tap_ok "$(awk '$1 == "0x5" && $9 == 10 { ok = 1 } END { print ok + 0 }' "$res")" \
 		"$arch: a function's address sent by markers is counted as IPIs on another vCPU only (10 runs, 3 on the region's own not)" \
 		"$(grep '^0x5 ' "$res" || echo 'no region 5')" || true
+	# Region 6: another vCPU's atomics outside a flush IPI are not the region's.
+	tap_ok "$(awk '$1 == "0x6" && $7 < 1000 { ok = 1 } END { print ok + 0 }' "$res")" \
+		"$arch: another vCPU's work outside a flush IPI is left out (its 1000 atomics)" \
+		"$(grep '^0x6 ' "$res" || echo 'no region 6')" || true
 	# The controls: the same counts, wrong by one, must not compare equal.
 	tap_ok "$([ "$(echo "$got" | awk '$1 == "0x2" { $7 -= 1 } { print }')" != "$want" ] && echo 1)" \
 		"$arch: positive control: one atomic fewer is seen as a difference" || true
