@@ -156,6 +156,14 @@ struct workload {
 	 * above it), one per move; 0: the same destination every repetition.
 	 */
 	int fresh_dst;
+	/*
+	 * K_GC: 1: every live run is one whole PTE table's span (a PMD-aligned
+	 * PMD_SZ), moved one page off into a to-space used before (populated,
+	 * then MADV_DONTNEED: its page tables kept), as a collector's
+	 * semispaces are in their steady state; one run per PMD_SZ of the
+	 * arena, not FASTREMAP_BENCH_GC_MOVES.
+	 */
+	int tables;
 };
 
 #define B(c) (1u << (c))	/* a contender in workload.conts */

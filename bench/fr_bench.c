@@ -35,6 +35,9 @@
  *                 the same, fastremap's moves made with FASTREMAP_IOC_MOVE
  *                 in batches of 1, 64 and 1024 inside one heap mapping
  *                 (mremap(2) and UFFDIO_MOVE as in 7, one call per move)
+ *   7t gc_tables  whole 2 MiB runs (one PTE table each) moved one page off
+ *                 into a to-space used before, its page tables kept; one
+ *                 FASTREMAP_IOC_MOVE call for the arena
  *   8 memcpy      a userspace copy of the bytes workload 3 moves: the
  *                 memory-bandwidth floor of a PTE-level move
  *   9 realign     1 GiB - 3 MiB, src and dst 3 MiB past a 1 GiB boundary

@@ -16,16 +16,16 @@ const struct workload workloads[] = {
 	 * routes this move to it (fastremap_remap(3), ROUTING).
 	 */
 	{ "1", "pud", "PUD-aligned src and dst (PUD level)", K_MOVE, { 0 }, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 1, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 1, 0, 0, 0 },
 	/*
 	 * Workload 1 back and forth, the contenders taking turns move by
 	 * move, the module called directly: its fixed cost per call against
 	 * mremap(2)'s, measured pair by pair.
 	 */
 	{ "1p", "pud_pingpong", "a PUD moved back and forth between PUD-aligned places, the module called directly",
-	  K_PINGPONG, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 2, 0, 0 },
+	  K_PINGPONG, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 2, 0, 0, 0 },
 	{ "2", "pmd", "dst PMD-aligned only (PMD level)", K_MOVE, AT_PMD, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0, 0 },
 	/*
 	 * Workload 2 with a fresh destination per move, far from the
 	 * source: whether reusing workload 2's destination (its upper page
@@ -34,7 +34,7 @@ const struct workload workloads[] = {
 	{ "2f", "pmd_fresh_dst", "workload 2, every move to a fresh address past 8 GiB of gap",
 	  K_MOVE, AT_PMD, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, .fresh_dst = 1 },
 	{ "3", "pte", "dst misaligned by one page (PTE level)", K_MOVE, AT_PAGE, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0, 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0, 0, 0 },
 	/*
 	 * Workload 3 with the module's per-entry mover alone (a test build's
 	 * copy_tables=0; x86-64 copies whole PTE tables otherwise): counted
@@ -53,28 +53,35 @@ const struct workload workloads[] = {
 	 */
 #ifdef __aarch64__
 	{ "3c", "pte_contpte", "contiguous-block mTHP, dst misaligned by one block (PTE level, contiguous blocks)",
-	  K_MOVE, AT_CONT, 0, 0, MTHP_CONT, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
+	  K_MOVE, AT_CONT, 0, 0, MTHP_CONT, B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0, 0 },
 #endif
 	{ "4", "pte_writer", "PTE level, a writer thread on the other CPU", K_MOVE, AT_PAGE, 0, 1, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0, 0 },
 	{ "5", "thp", "THP (MADV_HUGEPAGE), dst PMD-aligned", K_MOVE, AT_PMD, 1, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0, 0 },
 	{ "6", "folio_loop", "N x {mmap 1 MiB (populated, tagged), move by 1 MiB, munmap}", K_LOOP, { 0 }, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0, 0 },
 	{ "6m", "folio_loop_mthp64", "the same with 64 KiB mTHP", K_LOOP, { 0 }, 0, 0, MTHP_64K,
-	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0 },
+	  B(C_FR) | B(C_MREMAP), 0, { 0 }, 0, 0, 0, 0 },
 	{ "7", "gc", "GC compaction: random runs of 1-16 pages into a to-space", K_GC, { 0 }, 0, 0, 0,
-	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0, 0 },
+	  B(C_FR) | B(C_MREMAP) | B(C_UFFD), 0, { 0 }, 0, 0, 0, 0 },
 	{ "7b1", "gc_move1", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1", K_GC,
-	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, { 0 }, 0, 0, 0 },
+	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1, { 0 }, 0, 0, 0, 0 },
 	{ "7b64", "gc_move64", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 64", K_GC,
-	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, { 0 }, 0, 0, 0 },
+	  { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 64, { 0 }, 0, 0, 0, 0 },
 	{ "7b1024", "gc_move1024", "GC compaction, fastremap in FASTREMAP_IOC_MOVE batches of 1024",
-	  K_GC, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, { 0 }, 0, 0, 0 },
+	  K_GC, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, { 0 }, 0, 0, 0, 0 },
+	/*
+	 * The PTE level in a collector's steady state: whole tables copied
+	 * into tables that are already there, so that nothing allocates or
+	 * frees a page table. One FASTREMAP_IOC_MOVE call moves the arena.
+	 */
+	{ "7t", "gc_tables", "GC compaction of whole 2 MiB runs one page off into a used to-space (tables kept), FASTREMAP_IOC_MOVE batches of 1024",
+	  K_GC, { 0 }, 0, 0, 0, B(C_FR) | B(C_MREMAP) | B(C_UFFD), 1024, { 0 }, 0, 0, 0, .tables = 1 },
 	{ "8", "memcpy_floor", "userspace copy of the bytes workload 3 moves", K_COPY, { 0 }, 0, 0, 0,
-	  B(C_MEMCPY), 0, { 0 }, 0, 0, 0 },
+	  B(C_MEMCPY), 0, { 0 }, 0, 0, 0, 0 },
 	{ "9", "realign", "src and dst half a PMD into a PMD, holes below (realigned)", K_MOVE,
-	  AT_HALF_PMD_PAST_PMD, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, AT_HALF_PMD_PAST_PMD, 0, 0, 0 },
+	  AT_HALF_PMD_PAST_PMD, 0, 0, 0, B(C_FR) | B(C_MREMAP), 0, AT_HALF_PMD_PAST_PMD, 0, 0, 0, 0 },
 };
 const unsigned nwork = sizeof(workloads) / sizeof(workloads[0]);
 

@@ -10,25 +10,34 @@ static uint64_t rng_next(uint64_t *s)
 	return z;
 }
 
+/* Writes every page of [p, p + len): 0, as errno is on success. */
+static int touch(char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += PG)
+		((volatile char *)p)[i] = 1;
+	return 0;
+}
+
 /*
  * Workloads 7bN: fastremap's moves of one repetition as FASTREMAP_IOC_MOVE
  * batches of w->batch, each batch timed as one call; the per-move time is
  * their sum over the moves.
  */
-static int gc_batches(const struct workload *w, char *from, char *to,
-		      const size_t *off, const size_t *npg, struct rep *out,
+static int gc_batches(const struct workload *w, char *from, char *to, size_t bump,
+		      const size_t *off, const size_t *npg, long nm, struct rep *out,
 		      double *sum, char *msg, size_t msz)
 {
 	struct fastremap_move_vec *v = calloc(w->batch, sizeof(*v));
 	struct fastremap_move m;
-	size_t bump = 0;
 	double t0, t1;
 	long j = 0, k, n;
 
 	if (!v)
 		return fail(msg, msz, "calloc", ENOMEM);
-	while (j < cfg.gc_moves) {
-		n = cfg.gc_moves - j < w->batch ? cfg.gc_moves - j : w->batch;
+	while (j < nm) {
+		n = nm - j < w->batch ? nm - j : w->batch;
 		for (k = 0; k < n; k++) {
 			v[k].src = (uintptr_t)(from + off[j + k] * PG);
 			v[k].dst = (uintptr_t)(to + bump);
@@ -39,7 +48,7 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 		m.size = sizeof(m);
 		m.moves = (uintptr_t)v;
 		m.count = (uint32_t)n;
-		count_id(C_FR, bump - (v[0].dst - (uintptr_t)to));
+		count_id(C_FR, (uintptr_t)to + bump - v[0].dst);
 		t_tlb_on();
 		t0 = now_us();
 		count_open();
@@ -78,10 +87,13 @@ static int gc_batches(const struct workload *w, char *from, char *to,
 static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 		  struct rep *outs, int *bad, char *msg, size_t msz)
 {
-	size_t A = cfg.gc_arena, rlen = 2 * A + 8 * MiB, slot = A / PG / cfg.gc_moves;
-	size_t *off = NULL, *npg = NULL, bump = 0;
+	long nm = w->tables ? (long)(cfg.gc_arena / PMD_SZ) : cfg.gc_moves;
+	size_t A = cfg.gc_arena, rlen = 2 * A + 8 * MiB, slot = A / PG / nm;
+	/* Workload 7t's runs land one page off, in a to-space a PMD longer. */
+	size_t base = w->tables ? PG : 0, tlen = A + (w->tables ? PMD_SZ : 0);
+	size_t *off = NULL, *npg = NULL, bump = base;
 	uint64_t seed = 0x5eed0000 + rep;
-	char *res[NCONT], *from[NCONT], *to[NCONT];
+	char *res[NCONT], *from[NCONT] = { 0 }, *to[NCONT] = { 0 };
 	double dt, sum[NCONT] = { 0 };
 	long j = 0;
 	int err, ret = -1, k, c, batch = ncs == 1 && cs[0] == C_FR && w->batch;
@@ -91,16 +103,16 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 	memset(&mt, 0, sizeof(mt));
 	for (k = 0; k < ncs; k++)
 		res[k] = MAP_FAILED;
-	off = calloc(cfg.gc_moves, sizeof(*off));
-	npg = calloc(cfg.gc_moves, sizeof(*npg));
-	if (!off || !npg || move_times_init(&mt, ncs, cfg.gc_moves)) {
+	off = calloc(nm, sizeof(*off));
+	npg = calloc(nm, sizeof(*npg));
+	if (!off || !npg || move_times_init(&mt, ncs, nm)) {
 		fail(msg, msz, "calloc", ENOMEM);
 		goto out;
 	}
 	/* One live run of 1-16 pages at a random place in each slot. */
-	for (j = 0; j < cfg.gc_moves; j++) {
-		npg[j] = 1 + rng_next(&seed) % 16;
-		off[j] = j * slot + rng_next(&seed) % (slot - npg[j] + 1);
+	for (j = 0; j < nm; j++) {
+		npg[j] = w->tables ? slot : 1 + rng_next(&seed) % 16;
+		off[j] = j * slot + (w->tables ? 0 : rng_next(&seed) % (slot - npg[j] + 1));
 	}
 	for (k = 0; k < ncs; k++) {
 		c = cs[k];
@@ -119,31 +131,36 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 		 * anon_vma).
 		 */
 		if (batch) {
-			if (mmap(from[k], to[k] + A - from[k], PROT_READ | PROT_WRITE,
+			if (mmap(from[k], to[k] + tlen - from[k], PROT_READ | PROT_WRITE,
 				 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
 				fail(msg, msz, "mmap heap", errno);
 				goto out;
 			}
 		} else if (mmap(from[k], A, PROT_READ | PROT_WRITE,
 				MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED ||
-			   mmap(to[k], A, PROT_READ | PROT_WRITE,
+			   mmap(to[k], tlen, PROT_READ | PROT_WRITE,
 				MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
 			fail(msg, msz, "mmap arena", errno);
 			goto out;
 		}
-		if (c == C_UFFD && (err = uffd_register(to[k], A))) {
+		/* Used before: its page tables there, its pages gone. */
+		if (w->tables && (touch(to[k], tlen) || madvise(to[k], tlen, MADV_DONTNEED))) {
+			fail(msg, msz, "to-space used before", errno);
+			goto out;
+		}
+		if (c == C_UFFD && (err = uffd_register(to[k], tlen))) {
 			fail(msg, msz, "UFFDIO_REGISTER", err);
 			goto out;
 		}
-		for (j = 0; j < cfg.gc_moves; j++)
+		for (j = 0; j < nm; j++)
 			t_tags_write(from[k] + off[j] * PG, npg[j] * PG, rep, off[j]);
 	}
 	if (batch) {
 		*bad = 0;
-		if (gc_batches(w, from[0], to[0], off, npg, &outs[0], &sum[0], msg, msz))
+		if (gc_batches(w, from[0], to[0], base, off, npg, nm, &outs[0], &sum[0], msg, msz))
 			goto out;
 	} else {
-		for (j = 0; j < cfg.gc_moves; j++) {
+		for (j = 0; j < nm; j++) {
 			for (k = 0; k < ncs; k++) {
 				int i = (int)((k + j) % ncs);
 
@@ -167,7 +184,7 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 	for (k = 0; k < ncs; k++) {
 		*bad = k;
 		outs[k].vmas = count_vmas((uintptr_t)res[k], (uintptr_t)res[k] + rlen);
-		for (j = 0, bump = 0; j < cfg.gc_moves; j++) {
+		for (j = 0, bump = base; j < nm; j++) {
 			if (t_tags_check(to[k] + bump, npg[j] * PG, rep, off[j])) {
 				snprintf(msg, msz, "error: verify: wrong data in run %ld", j);
 				goto out;
@@ -175,8 +192,8 @@ static int rep_gc(const struct workload *w, const int *cs, int ncs, int rep,
 			bump += npg[j] * PG;
 		}
 		outs[k].us = paired(w) && !batch ? move_times_median(&mt, k) :
-			     sum[k] / cfg.gc_moves;
-		outs[k].ops = cfg.gc_moves;
+			     sum[k] / nm;
+		outs[k].ops = nm;
 	}
 	ret = 0;
 out:
