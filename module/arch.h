@@ -123,6 +123,23 @@ static inline bool fr_arch_pte_clean_writable(pte_t pte)
 	       (_PAGE_PRESENT | _PAGE_RW);
 }
 
+/* An entry's value, not through paravirt's pte_val() (see above). */
+static inline pteval_t fr_arch_pte_raw(pte_t pte)
+{
+	return native_pte_val(pte);
+}
+
+/*
+ * Whether entries whose values ANDed give @all and ORed give @any are
+ * each present and in need of nothing but the copy (pgmove.c's copy
+ * loop): dirty already, so not writable and clean; x86 has no contiguous
+ * blocks.
+ */
+static inline bool fr_arch_ptes_plain(pteval_t all, pteval_t any)
+{
+	return (all & (_PAGE_PRESENT | _PAGE_DIRTY)) == (_PAGE_PRESENT | _PAGE_DIRTY);
+}
+
 static inline void fr_arch_copy_pte(pte_t *ptep, pte_t pte)
 {
 	native_set_pte(ptep, pte);
@@ -265,6 +282,23 @@ static inline bool fr_arch_pte_clean_writable(pte_t pte)
 	return (pte_val(pte) &
 		(PTE_VALID | PTE_WRITE | PTE_RDONLY | PTE_DIRTY | PTE_SPECIAL)) ==
 	       (PTE_VALID | PTE_WRITE | PTE_RDONLY);
+}
+
+static inline pteval_t fr_arch_pte_raw(pte_t pte)
+{
+	return pte_val(pte);
+}
+
+/*
+ * Whether entries whose values ANDed give @all and ORed give @any are
+ * each present and in need of nothing but the copy (pgmove.c's copy
+ * loop): valid, PTE_RDONLY clear (so not writable and clean: the
+ * hardware may write through it already), and not in a contiguous block
+ * (fr_arch_pte_cont()).
+ */
+static inline bool fr_arch_ptes_plain(pteval_t all, pteval_t any)
+{
+	return (all & PTE_VALID) && !(any & (PTE_RDONLY | PTE_CONT));
 }
 
 static inline void fr_arch_copy_pte(pte_t *ptep, pte_t pte)

@@ -553,25 +553,56 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 
 	if (ptl != held)
 		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
-	/* fr_moved_pte(), with the present entry the likely one. */
-	for (; src < end; src++, dst++) {
-		pte = fr_arch_pte_get(src);
-		if (pte_none(pte)) {
-			none++;
-			continue;
+	while (src < end) {
+		unsigned int k, n;
+
+		/*
+		 * The common case, four present entries already dirty and not
+		 * in contiguous blocks (fr_arch_ptes_plain()), needs the copy
+		 * and nothing else: tested together, copied together. Each
+		 * entry is read once either way, and written as the loop
+		 * below would write it. Scalars, not an array: the kernel's
+		 * stack initialisation would zero one per group.
+		 */
+		if (end - src >= 4) {
+			pte_t p0 = fr_arch_pte_get(src), p1 = fr_arch_pte_get(src + 1);
+			pte_t p2 = fr_arch_pte_get(src + 2), p3 = fr_arch_pte_get(src + 3);
+
+			if (likely(fr_arch_ptes_plain(fr_arch_pte_raw(p0) & fr_arch_pte_raw(p1) &
+						      fr_arch_pte_raw(p2) & fr_arch_pte_raw(p3),
+						      fr_arch_pte_raw(p0) | fr_arch_pte_raw(p1) |
+						      fr_arch_pte_raw(p2) | fr_arch_pte_raw(p3)) ||
+				   FR_MUTANT(COPY_ALL_PLAIN))) {
+				fr_arch_copy_pte(dst, soft ? pte_mksoft_dirty(p0) : p0);
+				fr_arch_copy_pte(dst + 1, soft ? pte_mksoft_dirty(p1) : p1);
+				fr_arch_copy_pte(dst + 2, soft ? pte_mksoft_dirty(p2) : p2);
+				fr_arch_copy_pte(dst + 3, soft ? pte_mksoft_dirty(p3) : p3);
+				src += 4;
+				dst += 4;
+				continue;
+			}
 		}
-		if (likely(pte_present(pte))) {
-			if (unlikely(fr_arch_pte_clean_writable(pte)))
-				__set_bit(src - old, clean);
-			if (unlikely(fr_arch_pte_cont(pte)))
-				fr_copy_cont(m, &pte, src - old,
-					     new_addr + ((src - old - from) << PAGE_SHIFT));
-			if (soft)
-				pte = pte_mksoft_dirty(pte);
-		} else if (soft) {
-			pte = pte_swp_mksoft_dirty(pte);
+		/* fr_moved_pte(), entry by entry, read again. */
+		n = min_t(unsigned long, end - src, 4);
+		for (k = 0; k < n; k++, src++, dst++) {
+			pte = fr_arch_pte_get(src);
+			if (pte_none(pte)) {
+				none++;
+				continue;
+			}
+			if (likely(pte_present(pte))) {
+				if (unlikely(fr_arch_pte_clean_writable(pte)))
+					__set_bit(src - old, clean);
+				if (unlikely(fr_arch_pte_cont(pte)))
+					fr_copy_cont(m, &pte, src - old,
+						     new_addr + ((src - old - from) << PAGE_SHIFT));
+				if (soft)
+					pte = pte_mksoft_dirty(pte);
+			} else if (soft) {
+				pte = pte_swp_mksoft_dirty(pte);
+			}
+			fr_arch_copy_pte(dst, pte);
 		}
-		fr_arch_copy_pte(dst, pte);
 	}
 	if (ptl != held)
 		spin_unlock(ptl);
