@@ -10,8 +10,8 @@
 # one line per region id, where and function, most instructions first:
 #   id where insns atomics function [<caller]
 # where: cpu (the region's vCPU outside interrupts), irq (inside an
-# interrupt window there; timer windows are in it, which the counts leave
-# out), other (other vCPUs). Functions: NAME, or NAME:MODULE; user code
+# interrupt window there, which the counts leave out), other (other
+# vCPUs; the counts keep only their flush IPIs). Functions: NAME, or NAME:MODULE; user code
 # is [user]. Where a function's atomics come from a block entered from
 # another function (a lock's from its caller), a line of their own,
 # "NAME<CALLER".

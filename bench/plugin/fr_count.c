@@ -84,9 +84,8 @@ static int nipi;
  * threads). An interrupt's window opens at an entry (irq_addr) and closes
  * at the interrupt return (IRETQ, ERET) that matches it: an interrupt
  * nested in it (softirqs run with interrupts on) returns first. Tasks the
- * scheduler puts on the region's
- * vCPU outside an interrupt would count: fr_bench runs the moves as a
- * real-time task (count.c).
+ * scheduler puts on the region's vCPU outside an interrupt would count:
+ * fr_bench runs the moves as a real-time task (count.c).
  */
 #define MAX_VCPU 64
 static uint64_t irq_addr[MAX_IRQ];
@@ -378,10 +377,9 @@ static void ipi_exec(unsigned int vcpu, void *udata)
  * to find where counts come from and why two runs differ
  * (bench/count-prof.sh names the functions). Per region id and
  * translation block: its runs on the region's vCPU outside interrupts,
- * inside an interrupt window (timer windows included: the counts leave
- * those out) and on other vCPUs. A block run whole is assumed; a fault
- * in its middle is rare enough for a profile. Slower: a callback per
- * block run. A block with atomics is also split by the block the vCPU ran
+ * inside an interrupt window there (which the counts leave out) and on
+ * other vCPUs. A block run whole is assumed; a fault in its middle is
+ * rare enough for a profile. Slower: a callback per block run. A block with atomics is also split by the block the vCPU ran
  * before it, which for a lock function's first block is its caller's.
  */
 struct tbrec {
