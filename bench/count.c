@@ -62,8 +62,8 @@ static void send_bits(uint64_t v, int n)
  * scheduler. arm64 sends none: its flushes broadcast by TLBI.
  */
 /*
- * And the interrupt entries (marker 7): each opens a window that the
- * vCPU's next interrupt return closes, which the plugin leaves out of the
+ * And the interrupt entries (marker 7): each opens a window that its
+ * matching interrupt return closes, which the plugin leaves out of the
  * counts on the region's vCPU and keeps on another only when a flush
  * IPI's function ran in it (bench/plugin/fr_count.c, "What a region
  * counts"). x86-64: every system vector's entry and the device
