@@ -160,27 +160,8 @@ static inline void fr_arch_pmd_rehook(pmd_t *pmdp, pmd_t pmd)
 	native_set_pmd(pmdp, pmd);
 }
 
-/* x86 has no contiguous-PTE blocks. */
+/* x86 has no contiguous-PTE blocks (the stubs below the arch sections). */
 #define FR_ARCH_BLOCK_PTES	1
-
-static inline bool fr_arch_pte_cont(pte_t pte)
-{
-	return false;
-}
-
-static inline enum fr_block fr_arch_copy_cont(pte_t *pte, unsigned int i,
-					      unsigned long new_addr)
-{
-	return FR_BLOCK_NONE;
-}
-
-static inline enum fr_block
-fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
-		   unsigned long old_addr, unsigned long old_end,
-		   pte_t *new_pte, unsigned long new_addr)
-{
-	return FR_BLOCK_NONE;
-}
 #elif defined(CONFIG_ARM64)
 /*
  * arm64's flush_tlb_range() is inline: range TLBI where the CPU has it
@@ -483,9 +464,22 @@ fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
 	return fr_arch_move_cont(mm, old_pte, old_addr, old_end, new_pte, new_addr);
 }
 #else
+/* No contiguous blocks in user mappings before 6.9 (the stubs below). */
 #define FR_ARCH_BLOCK_PTES	1
 
-/* No contiguous blocks in user mappings before 6.9. */
+/* As set_pte_at() writes it (flatten: see above). */
+static inline __attribute__((flatten)) void
+fr_arch_set_pte(struct mm_struct *mm, unsigned long addr, pte_t *ptep, pte_t pte)
+{
+	set_pte_at(mm, addr, ptep, pte);
+}
+#endif /* CONFIG_ARM64_CONTPTE */
+#else
+#error "fastremap supports x86-64 and arm64"
+#endif
+
+#if FR_ARCH_BLOCK_PTES == 1
+/* No contiguous-PTE blocks: x86-64, and arm64 before 6.9. */
 static inline bool fr_arch_pte_cont(pte_t pte)
 {
 	return false;
@@ -504,16 +498,6 @@ fr_arch_move_block(struct mm_struct *mm, pte_t pte, pte_t *old_pte,
 {
 	return FR_BLOCK_NONE;
 }
-
-/* As set_pte_at() writes it (flatten: see above). */
-static inline __attribute__((flatten)) void
-fr_arch_set_pte(struct mm_struct *mm, unsigned long addr, pte_t *ptep, pte_t pte)
-{
-	set_pte_at(mm, addr, ptep, pte);
-}
-#endif /* CONFIG_ARM64_CONTPTE */
-#else
-#error "fastremap supports x86-64 and arm64"
 #endif
 
 #ifndef FR_ARCH_PTE_RAW

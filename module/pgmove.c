@@ -567,11 +567,10 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 		if (end - src >= 4) {
 			pte_t p0 = fr_arch_pte_get(src), p1 = fr_arch_pte_get(src + 1);
 			pte_t p2 = fr_arch_pte_get(src + 2), p3 = fr_arch_pte_get(src + 3);
+			pteval_t v0 = fr_arch_pte_raw(p0), v1 = fr_arch_pte_raw(p1);
+			pteval_t v2 = fr_arch_pte_raw(p2), v3 = fr_arch_pte_raw(p3);
 
-			if (likely(fr_arch_ptes_plain(fr_arch_pte_raw(p0) & fr_arch_pte_raw(p1) &
-						      fr_arch_pte_raw(p2) & fr_arch_pte_raw(p3),
-						      fr_arch_pte_raw(p0) | fr_arch_pte_raw(p1) |
-						      fr_arch_pte_raw(p2) | fr_arch_pte_raw(p3)) ||
+			if (likely(fr_arch_ptes_plain(v0 & v1 & v2 & v3, v0 | v1 | v2 | v3) ||
 				   FR_MUTANT(COPY_ALL_PLAIN))) {
 				fr_arch_copy_pte(dst, soft ? pte_mksoft_dirty(p0) : p0);
 				fr_arch_copy_pte(dst + 1, soft ? pte_mksoft_dirty(p1) : p1);
