@@ -23,6 +23,7 @@
 
 #include <linux/mm.h>
 #include <asm/tlbflush.h>
+#include <asm/tlb.h>
 #include "symbols.h"
 #include "decls-generated.h"
 

@@ -306,13 +306,11 @@ static bool fr_reloc_huge_pmd(struct fr_reloc *m, unsigned long old_addr,
  * One atomic get-and-clear per entry, as the kernel does. Where a whole
  * source table moves, it is copied instead (fr_copy_table() below,
  * FR_COPY_TABLES): our one flush per pass allows copying with plain loads
- * and stores and detaching the table with one PMD clear. Counted on x86-64
- * 6.1 (1 GiB at PTE level, bench/README.md "Whole PTE tables moved by
- * copying"): 39.1 kernel instructions and 0.023 atomics per moved PTE,
- * against 42.6 and 1.03 with this loop alone and mremap(2)'s 48.0 and
- * 1.02; the hardware cost model makes it 1.21-2.76x this loop on every
- * modelled CPU (Sapphire Rapids, Ice Lake-SP, Zen 3), and models it
- * faster than this loop on arm64 too. This loop moves the entries of
+ * and stores and detaching the table with one PMD clear. Counted against
+ * this loop (bench/README.md, "Whole PTE tables moved by copying"), it
+ * executes fewer instructions and loads and no atomic per entry, and the
+ * hardware cost model makes it the faster on every modelled CPU of both
+ * architectures. This loop moves the entries of
  * tables the range covers only in part (on arm64 unfolding the
  * contiguous-PTE blocks it cuts), everything under Xen PV, and everything
  * in test builds with copy_tables=0.
@@ -396,8 +394,8 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  * leaves the source entries as they are; at the end of the pass,
  * fr_detach_tables() detaches every such table with one store to its PMD
  * entry, and after the pass's single flush fr_release_tables() carries
- * the dirty bits over, empties them and hooks them back. Why that is
- * safe:
+ * the dirty bits over and frees them, or empties them and hooks them
+ * back. Why that is safe:
  *
  * - Who can touch the entries meanwhile. Everything that reads or changes
  *   PTEs in software is excluded, as for fr_reloc_ptes() (see the comment
@@ -437,16 +435,35 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  *   over: an access in that window makes the page look one scan colder
  *   to reclaim, as an access through a stale TLB entry after a
  *   get-and-clear does with mremap(2).
- * - The detached table is not freed: after the flush and the dirty bits,
- *   it is emptied with plain stores and hooked back under its PMD entry,
- *   an empty table where the source was, as move_ptes() leaves the
- *   source's tables. So nothing waits for an RCU grace period, the ENOMEM
- *   undo (which moves back into the source) needs no allocation, and a
- *   MREMAP_DONTUNMAP source keeps its tables. Lockless GUP-fast may have
- *   read the PMD entry before the detach and still be in the table: it
- *   sees valid entries (the move is not complete for it, as against
- *   fr_reloc_ptes() before a get-and-clear), or none, and rechecks the
- *   entry it pinned through against the table, which then holds none.
+ * - What becomes of the detached table, after the flush and the dirty
+ *   bits. On the pass that completes a move whose source the caller
+ *   unmaps, it is freed (FR_FREE_TABLES: as khugepaged frees the table
+ *   it retracts, fr_free_table()), and the zap of the unmap finds no
+ *   table to read. Until a move is complete, a later pass may run out
+ *   of memory for tables, and the ENOMEM undo (remap.c), which moves
+ *   back into the source, must find the source's tables there without
+ *   allocating; a MREMAP_DONTUNMAP source stays mapped and keeps its
+ *   tables. So every other pass's detached table, and every one where
+ *   the module cannot free it (compat.h), is emptied with plain stores
+ *   and hooked back under its PMD entry: an empty table where the source
+ *   was, as move_ptes() leaves the source's tables. Who can still reach
+ *   a detached table: no CPU's walker after the flush (which drops the
+ *   paging-structure caches: see the arm64 item for its TLBI; on x86-64
+ *   it is issued with freed_tables, which reaches every CPU of the mm,
+ *   lazy ones too); lockless GUP-fast, which may have read the PMD entry
+ *   before the detach and still be in the table. GUP-fast runs with
+ *   interrupts off, which the grace period waits for, so a freed table
+ *   outlives it (before 6.5 the table is freed at once, after
+ *   tlb_remove_table_sync_one() has waited for every CPU to take an
+ *   interrupt: see fr_free_table()). It sees valid entries (the move is
+ *   not complete for it, as against fr_reloc_ptes() before a
+ *   get-and-clear), then rechecks what it pinned through: the entry
+ *   against the table, which holds none once emptied and hooked back,
+ *   and (6.5+) the table against the PMD entry, which is none once
+ *   freed; it drops the pin. Before 6.5 a pin through a table freed
+ *   whole passes the recheck: it was taken while the page was still
+ *   mapped at the old address, before the move was complete, as a pin
+ *   taken before the call would have been.
  * - Partial tables. A table the range covers only partly (the first and
  *   last of an unaligned range) is shared with entries that stay, so it
  *   cannot be detached: its entries move with fr_reloc_ptes(). A
@@ -608,6 +625,47 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 	return to - from - none;
 }
 
+/*
+ * Detached tables freed as khugepaged frees the table it retracts (see
+ * above for why that is safe): 6.5+ after an RCU grace period; before,
+ * at once, once tlb_remove_table_sync_one() has waited for every CPU to
+ * take an interrupt, which lockless GUP-fast holds off while it walks
+ * (without RCU table freeing, x86-64 without PARAVIRT, the flush's IPIs
+ * to every CPU of the mm did that). Not page_table_check_pte_clear_range()
+ * as the kernel's retraction: the entries left in a freed table were
+ * copied, not unmapped; their pages are counted once, by the copies.
+ */
+#if defined(FR_HAVE_PTE_FREE_DEFER)
+static inline void fr_free_tables_sync(void)
+{
+}
+
+static inline void fr_free_table(struct mm_struct *mm, pmd_t pmdval)
+{
+	fr_call(pte_free_defer, mm, pmd_pgtable(pmdval));
+}
+#elif FR_FREE_TABLES
+static inline void fr_free_tables_sync(void)
+{
+#ifdef CONFIG_MMU_GATHER_RCU_TABLE_FREE
+	fr_call(tlb_remove_table_sync_one);
+#endif
+}
+
+static inline void fr_free_table(struct mm_struct *mm, pmd_t pmdval)
+{
+	pte_free(mm, pmd_pgtable(pmdval));
+}
+#else
+static inline void fr_free_tables_sync(void)
+{
+}
+
+static inline void fr_free_table(struct mm_struct *mm, pmd_t pmdval)
+{
+}
+#endif
+
 /* Empties a detached table: plain stores, eight a round. */
 static void fr_empty_table(pte_t *old)
 {
@@ -744,22 +802,29 @@ static void fr_detach_tables(struct fr_reloc *m)
 
 /*
  * After the flush: carries the dirty bits the hardware set on detached
- * entries over to their folios, empties each detached table with plain
- * stores and hooks it back where it was (see above). Called with the rmap
- * locks still held. Old and new entries are read raw (fr_arch_pte_get()):
- * in an arm64 contiguous block each entry's own bits, which is enough,
- * as the folio, not the page, is what is marked (see above).
+ * entries over to their folios, then frees each detached table (@last:
+ * the pass that completed the move, of a move whose source is unmapped)
+ * or empties it with plain stores and hooks it back where it was (see
+ * above). Called with the rmap locks still held. Old and new entries are
+ * read raw (fr_arch_pte_get()): in an arm64 contiguous block each entry's
+ * own bits, which is enough, as the folio, not the page, is what is
+ * marked (see above).
  */
-static void fr_release_tables(struct fr_reloc *m)
+static void fr_release_tables(struct fr_reloc *m, bool last)
 {
+	bool free = FR_FREE_TABLES && m->free_tables &&
+		    (last || FR_MUTANT(FREE_EVERY_PASS));
 	pte_t *old, *new0, *new1 = NULL, *new;
 	unsigned int k, i, split;
 	struct fr_copied *c;
 	spinlock_t *pml;
 	pte_t pte;
 
-	if (m->ncopied)
-		fr_hook_tables_copied(m->ncopied);
+	if (!m->ncopied)
+		return;
+	fr_hook_tables_copied(m->ncopied);
+	if (free)
+		fr_free_tables_sync();
 	for (k = 0; k < m->ncopied; k++) {
 		c = &m->copied[k];
 		old = pte_offset_kernel(&c->pmdval, c->old_addr);
@@ -777,6 +842,10 @@ static void fr_release_tables(struct fr_reloc *m)
 			    !FR_MUTANT(COPY_NO_DIRTY))
 				fr_mark_page_dirty(pte_page(pte));
 		}
+		if (free) {
+			fr_free_table(m->mm, c->pmdval);
+			continue;
+		}
 		fr_empty_table(old);
 		/* The entry it had (arch.h). */
 		pml = pmd_lockptr(m->mm, c->old_pmd);
@@ -784,6 +853,10 @@ static void fr_release_tables(struct fr_reloc *m)
 		fr_arch_pmd_rehook(c->old_pmd, c->pmdval);
 		spin_unlock(pml);
 	}
+	/* mm_dec_nr_ptes() for each, in one update. */
+	if (free && !FR_MUTANT(FREE_NO_NR_PTES))
+		atomic_long_sub((long)m->ncopied * PTRS_PER_PTE * sizeof(pte_t),
+				&m->mm->pgtables_bytes);
 	m->ncopied = 0;
 }
 #else
@@ -803,7 +876,7 @@ static inline void fr_detach_tables(struct fr_reloc *m)
 {
 }
 
-static inline void fr_release_tables(struct fr_reloc *m)
+static inline void fr_release_tables(struct fr_reloc *m, bool last)
 {
 }
 #endif
@@ -1069,7 +1142,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 			m->moved = false;
 		}
 		fr_prof_lap(&m->prof_t, FR_PROF_R_FLUSH);
-		fr_release_tables(m);
+		fr_release_tables(m, stop == old_end);
 		fr_rmap_unlock(m->old_vma);
 		fr_prof_lap(&m->prof_t, FR_PROF_R_UNLOCK);
 		/*

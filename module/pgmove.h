@@ -31,7 +31,8 @@ struct fr_pt_stats {
 #define FR_COPY_TABLES	1
 /*
  * A source PTE table whose entries were copied: detached before the
- * flush; after it, its dirty bits carried over, emptied and hooked back.
+ * flush; after it, its dirty bits carried over, then freed, or emptied
+ * and hooked back.
  */
 struct fr_copied {
 	pmd_t *old_pmd;		/* its PMD entry, cleared just before the flush */
@@ -52,6 +53,12 @@ struct fr_reloc {
 	struct vm_area_struct *new_vma;
 	struct fr_pt_stats stats;
 	bool moved;	/* something moved since the last flush */
+	/*
+	 * The caller unmaps the source range once the move is complete
+	 * (not MREMAP_DONTUNMAP): the copying mover may free the source
+	 * tables it detached instead of hooking them back.
+	 */
+	bool free_tables;
 	/* Internal to fr_relocate(): the source range, and whether FR_PREPARE
 	 * allocated a table where the source is.
 	 */

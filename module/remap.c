@@ -190,6 +190,7 @@ static long fr_remap_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 	fwd.old_vma = vma;
 	fwd.new_vma = new_vma;
 	fwd.prof_t = r->prof_t;
+	fwd.free_tables = !dontunmap;
 	moved = fr_relocate(&fwd, addr, new_addr, old_len);
 	r->prof_t = fwd.prof_t;
 	r->stats = fwd.stats;
@@ -198,6 +199,8 @@ static long fr_remap_vma(struct mm_struct *mm, struct vm_area_struct *vma,
 		back.mm = mm;
 		back.old_vma = new_vma;
 		back.new_vma = vma;
+		/* Its source, the new range, is unmapped below. */
+		back.free_tables = true;
 		if (!FR_MUTANT(UNDO_NO_MOVE_BACK))
 			fr_relocate(&back, new_addr, addr, moved);
 		r->stats.flushes += back.stats.flushes;

@@ -40,7 +40,9 @@
  * dropped, and the writer must have written pages while the move ran.
  *
  * Last, the tables after the move: a MREMAP_DONTUNMAP source keeps its
- * emptied PTE tables, as after mremap(2) (see dontunmap_once()).
+ * emptied PTE tables, as after mremap(2), and a move whose source is
+ * unmapped leaves as many page tables as mremap(2) leaves (see
+ * tables_once()).
  *
  * The racing rounds hold for every mover; where test builds have the
  * table-copying mover (module/pgmove.c, fr_copy_table()), they run once
@@ -520,12 +522,17 @@ static void run_held(void)
 
 /*
  * After a MREMAP_DONTUNMAP move the source keeps its emptied PTE tables,
- * as mremap(2)'s per-entry move leaves them (a mover that detached whole
- * tables would have to hook them back). Reading the source then maps the
- * zero page into those tables and allocates none (VmPTE stays); a table
- * left detached (the PMD entry none) would be allocated anew, and an
- * entry left in it would show the moved data at the source. A fresh
- * region read the same way shows that a missing table would be seen.
+ * as mremap(2)'s per-entry move leaves them (the copying mover hooks the
+ * tables it detached back). Reading the source then maps the zero page
+ * into those tables and allocates none (VmPTE stays); a table left
+ * detached (the PMD entry none) would be allocated anew, and an entry
+ * left in it would show the moved data at the source. A fresh region read
+ * the same way shows that a missing table would be seen.
+ * A move whose source is unmapped: the copying mover frees the source
+ * tables it detached where the kernel lets it (module/compat.h), else the
+ * unmap frees them, as it frees mremap(2)'s emptied ones. Either
+ * way the process's page-table bytes (VmPTE) after the move must be what
+ * they are after mremap(2): a freed table left counted would show there.
  * (Not THPs: khugepaged, woken by a first MADV_HUGEPAGE, may collapse the
  * zero-page ranges at any moment.)
  */
@@ -548,12 +555,23 @@ static long read_zeros(const char *p, size_t len)
 	return nonzero;
 }
 
-static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
+/*
+ * One move of RH_LEN, PTE-misaligned, by the module or mremap(2), with
+ * MREMAP_DONTUNMAP or not. *pte_kb: with @dontunmap, the page-table
+ * kB that reading the source afterwards allocated; else the change of
+ * VmPTE across the move. *wrong: pages with the wrong data (at the
+ * target; with @dontunmap also at the source, which must read zeros).
+ * *copied: source tables the copying mover moved (0 without the count).
+ */
+static int tables_once(int use_module, int dontunmap, long *pte_kb,
+		       long *wrong, long *copied)
 {
+	unsigned int flags = MREMAP_MAYMOVE | MREMAP_FIXED |
+			     (dontunmap ? MREMAP_DONTUNMAP : 0);
+	long before, tables = t_param("tables_copied");
 	struct fastremap_remap r;
 	struct t_area a;
 	char *src, *dst, *res;
-	long before;
 	size_t i;
 
 	if (!t_reserve(2 * RH_LEN + 3 * PMD_SZ, &a))
@@ -566,19 +584,20 @@ static int dontunmap_once(int use_module, long *new_pte_kb, long *wrong)
 		goto fail;
 	for (i = 0; i < RH_LEN / PG; i++)
 		((uint64_t *)(src + i * PG))[0] = TAG(i);
-	res = use_module ? t_remap(fd, src, RH_LEN, RH_LEN,
-				    MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
-				    dst, &r) :
-			   t_mremap(src, RH_LEN, RH_LEN,
-				      MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, dst);
+	before = vm_pte_kb();
+	res = use_module ? t_remap(fd, src, RH_LEN, RH_LEN, flags, dst, &r) :
+			   t_mremap(src, RH_LEN, RH_LEN, flags, dst);
 	if (res != dst)
 		goto fail;
+	*copied = tables >= 0 ? t_param("tables_copied") - tables : 0;
 	*wrong = 0;
 	for (i = 0; i < RH_LEN / PG; i++)
 		*wrong += ((uint64_t *)(dst + i * PG))[0] != TAG(i);
-	before = vm_pte_kb();
-	*wrong += read_zeros(src, RH_LEN);
-	*new_pte_kb = vm_pte_kb() - before;
+	if (dontunmap) {
+		before = vm_pte_kb();
+		*wrong += read_zeros(src, RH_LEN);
+	}
+	*pte_kb = vm_pte_kb() - before;
 	t_release(&a);
 	return before < 0 ? -1 : 0;
 fail:
@@ -586,25 +605,39 @@ fail:
 	return -1;
 }
 
-static void dontunmap_round(void)
+static void tables_round(int dontunmap)
 {
-	long kb[2] = { -1, -1 }, wrong[2] = { -1, -1 }, ctl = -1, before;
-	struct t_area a;
-	char *p;
+	long kb[2] = { -1, -1 }, wrong[2] = { -1, -1 }, copied[2] = { 0, 0 };
+	const char *what = dontunmap ? "DONTUNMAP source" : "unmapped source";
 	int m;
 
 	for (m = 0; m < 2; m++)
-		if (dontunmap_once(m, &kb[m], &wrong[m])) {
-			tap_ok(0, "DONTUNMAP source, %s: set-up or move failed: %s",
+		if (tables_once(m, dontunmap, &kb[m], &wrong[m], &copied[m])) {
+			tap_ok(0, "%s, %s: set-up or move failed: %s", what,
 			       m ? "FASTREMAP_IOC_REMAP" : "mremap(2)", strerror(errno));
 			return;
 		}
+	tap_diag("%s: %ld source tables moved by copying", what, copied[1]);
 	tap_ok(wrong[0] == 0 && wrong[1] == 0,
-	       "DONTUNMAP source: data at the target, zeros at the source (%ld and %ld pages wrong)",
-	       wrong[0], wrong[1]);
-	tap_ok(kb[1] == kb[0],
-	       "DONTUNMAP source: reading it after the move allocates as many page tables as after mremap(2) (%ld kB against %ld kB): its emptied tables are back",
-	       kb[1], kb[0]);
+	       "%s: data at the target%s (%ld and %ld pages wrong)", what,
+	       dontunmap ? ", zeros at the source" : "", wrong[0], wrong[1]);
+	if (dontunmap)
+		tap_ok(kb[1] == kb[0],
+		       "DONTUNMAP source: reading it after the move allocates as many page tables as after mremap(2) (%ld kB against %ld kB): its emptied tables are back",
+		       kb[1], kb[0]);
+	else
+		tap_ok(kb[1] == kb[0],
+		       "unmapped source: page tables after the move as after mremap(2) (VmPTE %+ld kB against %+ld kB)",
+		       kb[1], kb[0]);
+}
+
+static void dontunmap_round(void)
+{
+	long ctl = -1, before;
+	struct t_area a;
+	char *p;
+
+	tables_round(1);
 	/* The control: the same reads where no table is allocate them. */
 	p = t_reserve(RH_LEN + PMD_SZ, &a) ?
 	    (char *)T_ALIGN_UP((uintptr_t)a.base, PMD_SZ) : NULL;
@@ -644,5 +677,6 @@ int main(int argc, char **argv)
 		run_held();
 	}
 	dontunmap_round();
+	tables_round(0);
 	return tap_done();
 }

@@ -19,7 +19,7 @@ root=$(fr_root "$suite")
 kver=$(cat "$FR_BUILD/$suite/kver" 2>/dev/null) || fr_die "$suite: build the module first"
 mm=$(printf '%s\n' "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
 # The few files declarations are searched in, in this order.
-files="mm/internal.h mm/vma.h mm/swap.h include/linux/mm.h include/linux/rmap.h arch/x86/include/asm/tlbflush.h"
+files="mm/internal.h mm/vma.h mm/swap.h include/linux/mm.h include/linux/rmap.h arch/x86/include/asm/tlbflush.h include/asm-generic/tlb.h"
 
 # The source files, extracted once per kernel into the cache (the package
 # is fetched once with apt-get download inside the suite's root; Debian
