@@ -59,7 +59,11 @@ static void send_bits(uint64_t v, int n)
  * plugin counts its runs on vCPUs other than the region's: one per flush
  * IPI the move sent, and none of the function-call IPIs that only wake
  * a task on another CPU (ttwu's wakelist), which come and go with the
- * scheduler. arm64 sends none: its flushes broadcast by TLBI.
+ * scheduler. arm64 sends none: its flushes broadcast by TLBI. Both
+ * count the IPI of tlb_remove_table_sync_one() (its function
+ * tlb_remove_table_smp_sync()), which goes to every other CPU, parked or
+ * not, where a page table is freed outside an mmu_gather before 6.5: by
+ * khugepaged, and by fastremap's copying mover (module/pgmove.c).
  */
 /*
  * And the interrupt entries (marker 7): each opens a window that its
@@ -76,11 +80,13 @@ struct sym {
 };
 #if defined(__aarch64__)
 static const struct sym syms[] = {
+	{ "tlb_remove_table_smp_sync", 5, false },
 	{ "el1h_64_irq", 7, false }, { "el0t_64_irq", 7, false },
 };
 #else
 static const struct sym syms[] = {
 	{ "flush_tlb_func", 5, false }, { "flush_tlb_func_remote", 5, false },
+	{ "tlb_remove_table_smp_sync", 5, false },
 	{ "asm_sysvec_", 7, true }, { "asm_common_interrupt", 7, false },
 	{ "asm_spurious_interrupt", 7, false },
 };
@@ -257,7 +263,7 @@ void count_init(void)
 	MARK(6);
 	park_init();
 	count_realtime();
-	printf("# count: markers on; flush IPI functions (5), interrupt entries (7), %zu:%s\n",
+	printf("# count: markers on; IPI functions (5), interrupt entries (7), %zu:%s\n",
 	       n, found[0] ? found : " none found");
 }
 
