@@ -782,22 +782,33 @@ static void fr_copy_end(struct fr_reloc *m)
 	m->max_copied = 0;
 }
 
-/* Before the flush: unhooks every table fr_copy_table() copied. */
+/*
+ * Before the flush: unhooks every table fr_copy_table() copied. Tables
+ * under one PMD table share its lock, taken once for the run of them,
+ * and held for one store per table: FR_PASS_BUDGET bounds the tables a
+ * pass copies (512 with 4 KiB pages).
+ */
 static void fr_detach_tables(struct fr_reloc *m)
 {
+	spinlock_t *pml, *held = NULL;
 	struct fr_copied *c;
-	spinlock_t *pml;
 	unsigned int k;
 
 	for (k = 0; k < m->ncopied; k++) {
 		c = &m->copied[k];
 		pml = pmd_lockptr(m->mm, c->old_pmd);
-		spin_lock(pml);
+		if (pml != held) {
+			if (held)
+				spin_unlock(held);
+			spin_lock(pml);
+			held = pml;
+		}
 		/* Nothing else may change it: see above. */
 		VM_WARN_ON_ONCE(!pmd_same(*c->old_pmd, c->pmdval));
 		pmd_clear(c->old_pmd);
-		spin_unlock(pml);
 	}
+	if (held)
+		spin_unlock(held);
 }
 
 /*
