@@ -634,6 +634,10 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
  * to every CPU of the mm did that). Not page_table_check_pte_clear_range()
  * as the kernel's retraction: the entries left in a freed table were
  * copied, not unmapped; their pages are counted once, by the copies.
+ * What this adds to the rmap-lock hold, once per pass: a call_rcu() per
+ * table (at most 512 with 4 KiB pages, FR_PASS_BUDGET), or before 6.5
+ * one wait for every other CPU to answer an IPI plus a page freed per
+ * table.
  */
 #if defined(FR_HAVE_PTE_FREE_DEFER)
 static inline void fr_free_tables_sync(void)
