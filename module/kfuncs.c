@@ -10,8 +10,10 @@
 #include <linux/percpu_counter.h>
 #include <linux/security.h>
 #include <linux/swap.h>
+#include <asm/pgalloc.h>
 #include "compat.h"
 #include "symbols.h"
+#include "pgmove.h"
 #include "kfuncs.h"
 
 int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd, unsigned long addr)
@@ -187,3 +189,36 @@ int fr_split_folio(struct folio *folio)
 #endif
 }
 #endif /* FR_HAVE_FOLIO */
+
+#if FR_FREE_TABLES && FR_COPY_TABLES
+/*
+ * As khugepaged frees the table it retracts: 6.5+ after an RCU grace
+ * period; before, at once, once tlb_remove_table_sync_one() has waited
+ * for every CPU to take an interrupt, which lockless GUP-fast holds off
+ * while it walks (without RCU table freeing, x86-64 without PARAVIRT,
+ * the flush's IPIs to every CPU of the mm did that). Not
+ * page_table_check_pte_clear_range() as the kernel's retraction: the
+ * entries left in a freed table were copied, not unmapped; their pages
+ * are counted once, by the copies.
+ */
+void fr_free_detached(struct mm_struct *mm, const struct fr_copied *copied,
+		      unsigned int n)
+{
+	unsigned int k;
+
+#if !defined(FR_HAVE_PTE_FREE_DEFER) && defined(CONFIG_MMU_GATHER_RCU_TABLE_FREE)
+	fr_call(tlb_remove_table_sync_one);
+#endif
+	for (k = 0; k < n; k++) {
+#if defined(FR_HAVE_PTE_FREE_DEFER)
+		fr_call(pte_free_defer, mm, pmd_pgtable(copied[k].pmdval));
+#else
+		pte_free(mm, pmd_pgtable(copied[k].pmdval));
+#endif
+	}
+	/* mm_dec_nr_ptes() for each, in one update. */
+	if (!FR_MUTANT(FREE_NO_NR_PTES))
+		atomic_long_sub((long)n * PTRS_PER_PTE * sizeof(pte_t),
+				&mm->pgtables_bytes);
+}
+#endif /* FR_FREE_TABLES && FR_COPY_TABLES */

@@ -13,6 +13,7 @@
 
 struct mmu_notifier_range;
 struct folio;
+struct fr_copied;
 
 /* Folded (arm64's four levels have no P4D), it is mm.h's inline. */
 int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd, unsigned long addr);
@@ -83,5 +84,14 @@ struct folio *fr_swap_cache_folio(swp_entry_t entry);
 
 /* Splits a locked large folio into small ones: split_folio(). */
 int fr_split_folio(struct folio *folio);
+
+/*
+ * Frees the @n PTE tables the table-copying mover detached (pgmove.c),
+ * once no lockless walker can still be in them, and takes them off the
+ * mm's page-table bytes. Only where compat.h's FR_FREE_TABLES says the
+ * kernel lets a module free them.
+ */
+void fr_free_detached(struct mm_struct *mm, const struct fr_copied *copied,
+		      unsigned int n);
 
 #endif /* FASTREMAP_KFUNCS_H */

@@ -438,7 +438,7 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  * - What becomes of the detached table, after the flush and the dirty
  *   bits. On the pass that completes a move whose source the caller
  *   unmaps, it is freed (FR_FREE_TABLES: as khugepaged frees the table
- *   it retracts, fr_free_table()), and the zap of the unmap finds no
+ *   it retracts, fr_free_detached()), and the zap of the unmap finds no
  *   table to read. Until a move is complete, a later pass may run out
  *   of memory for tables, and the ENOMEM undo (remap.c), which moves
  *   back into the source, must find the source's tables there without
@@ -455,7 +455,7 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  *   interrupts off, which the grace period waits for, so a freed table
  *   outlives it (before 6.5 the table is freed at once, after
  *   tlb_remove_table_sync_one() has waited for every CPU to take an
- *   interrupt: see fr_free_table()). It sees valid entries (the move is
+ *   interrupt: see fr_free_detached()). It sees valid entries (the move is
  *   not complete for it, as against fr_reloc_ptes() before a
  *   get-and-clear), then rechecks what it pinned through: the entry
  *   against the table, which holds none once emptied and hooked back,
@@ -625,51 +625,6 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 	return to - from - none;
 }
 
-/*
- * Detached tables freed as khugepaged frees the table it retracts (see
- * above for why that is safe): 6.5+ after an RCU grace period; before,
- * at once, once tlb_remove_table_sync_one() has waited for every CPU to
- * take an interrupt, which lockless GUP-fast holds off while it walks
- * (without RCU table freeing, x86-64 without PARAVIRT, the flush's IPIs
- * to every CPU of the mm did that). Not page_table_check_pte_clear_range()
- * as the kernel's retraction: the entries left in a freed table were
- * copied, not unmapped; their pages are counted once, by the copies.
- * What this adds to the rmap-lock hold, once per pass: a call_rcu() per
- * table (at most 512 with 4 KiB pages, FR_PASS_BUDGET), or before 6.5
- * one wait for every other CPU to answer an IPI plus a page freed per
- * table.
- */
-#if defined(FR_HAVE_PTE_FREE_DEFER)
-static inline void fr_free_tables_sync(void)
-{
-}
-
-static inline void fr_free_table(struct mm_struct *mm, pmd_t pmdval)
-{
-	fr_call(pte_free_defer, mm, pmd_pgtable(pmdval));
-}
-#elif FR_FREE_TABLES
-static inline void fr_free_tables_sync(void)
-{
-#ifdef CONFIG_MMU_GATHER_RCU_TABLE_FREE
-	fr_call(tlb_remove_table_sync_one);
-#endif
-}
-
-static inline void fr_free_table(struct mm_struct *mm, pmd_t pmdval)
-{
-	pte_free(mm, pmd_pgtable(pmdval));
-}
-#else
-static inline void fr_free_tables_sync(void)
-{
-}
-
-static inline void fr_free_table(struct mm_struct *mm, pmd_t pmdval)
-{
-}
-#endif
-
 /* Empties a detached table: plain stores, eight a round. */
 static void fr_empty_table(pte_t *old)
 {
@@ -817,13 +772,13 @@ static void fr_detach_tables(struct fr_reloc *m)
 
 /*
  * After the flush: carries the dirty bits the hardware set on detached
- * entries over to their folios, then frees each detached table (@last:
- * the pass that completed the move, of a move whose source is unmapped)
- * or empties it with plain stores and hooks it back where it was (see
- * above). Called with the rmap locks still held. Old and new entries are
- * read raw (fr_arch_pte_get()): in an arm64 contiguous block each entry's
- * own bits, which is enough, as the folio, not the page, is what is
- * marked (see above).
+ * entries over to their folios, then empties each detached table with
+ * plain stores and hooks it back where it was, or leaves it to
+ * fr_free_copied() (@last: the pass that completed the move, of a move
+ * whose source is unmapped; see above). Called with the rmap locks still
+ * held. Old and new entries are read raw (fr_arch_pte_get()): in an arm64
+ * contiguous block each entry's own bits, which is enough, as the folio,
+ * not the page, is what is marked (see above).
  */
 static void fr_release_tables(struct fr_reloc *m, bool last)
 {
@@ -838,8 +793,6 @@ static void fr_release_tables(struct fr_reloc *m, bool last)
 	if (!m->ncopied)
 		return;
 	fr_hook_tables_copied(m->ncopied);
-	if (free)
-		fr_free_tables_sync();
 	for (k = 0; k < m->ncopied; k++) {
 		c = &m->copied[k];
 		old = pte_offset_kernel(&c->pmdval, c->old_addr);
@@ -857,10 +810,8 @@ static void fr_release_tables(struct fr_reloc *m, bool last)
 			    !FR_MUTANT(COPY_NO_DIRTY))
 				fr_mark_page_dirty(pte_page(pte));
 		}
-		if (free) {
-			fr_free_table(m->mm, c->pmdval);
+		if (free)
 			continue;
-		}
 		fr_empty_table(old);
 		/* The entry it had (arch.h). */
 		pml = pmd_lockptr(m->mm, c->old_pmd);
@@ -868,10 +819,22 @@ static void fr_release_tables(struct fr_reloc *m, bool last)
 		fr_arch_pmd_rehook(c->old_pmd, c->pmdval);
 		spin_unlock(pml);
 	}
-	/* mm_dec_nr_ptes() for each, in one update. */
-	if (free && !FR_MUTANT(FREE_NO_NR_PTES))
-		atomic_long_sub((long)m->ncopied * PTRS_PER_PTE * sizeof(pte_t),
-				&m->mm->pgtables_bytes);
+	if (!free)
+		m->ncopied = 0;
+}
+
+/*
+ * The tables fr_release_tables() left to be freed. Once their dirty bits
+ * are read nothing needs them, and nothing can reach them but a GUP-fast
+ * walk begun before the detach, which fr_free_detached() waits out (see
+ * above): so they are freed after the rmap locks are dropped, which
+ * fork, exit and every mmap of the file in other processes wait for.
+ */
+static void fr_free_copied(struct fr_reloc *m)
+{
+	if (!FR_FREE_TABLES || !m->ncopied)
+		return;
+	fr_free_detached(m->mm, m->copied, m->ncopied);
 	m->ncopied = 0;
 }
 #else
@@ -892,6 +855,10 @@ static inline void fr_detach_tables(struct fr_reloc *m)
 }
 
 static inline void fr_release_tables(struct fr_reloc *m, bool last)
+{
+}
+
+static inline void fr_free_copied(struct fr_reloc *m)
 {
 }
 #endif
@@ -1159,6 +1126,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 		fr_prof_lap(&m->prof_t, FR_PROF_R_FLUSH);
 		fr_release_tables(m, stop == old_end);
 		fr_rmap_unlock(m->old_vma);
+		fr_free_copied(m);
 		fr_prof_lap(&m->prof_t, FR_PROF_R_UNLOCK);
 		/*
 		 * No progress although every table was prepared: the source
