@@ -88,19 +88,26 @@ static int fr_move_vma_ok(struct vm_area_struct *vma)
 }
 
 /*
- * The VMA holding @addr. A batch mostly stays inside one heap, and each
- * move is looked up several times: the last VMA found is tried first.
- * VMAs cannot change under the batch: mmap_lock is held for write.
+ * The VMA holding @addr. A batch mostly moves between two VMAs (a heap
+ * and its to-space, or one heap), and each move is looked up several
+ * times, alternating source and destination: the two VMAs found last are
+ * tried first. VMAs cannot change under the batch: mmap_lock is held for
+ * write.
  */
 static struct vm_area_struct *fr_move_vma_at(struct fr_batch *b,
 					     unsigned long addr)
 {
-	struct vm_area_struct *vma = b->last_vma;
+	struct vm_area_struct *vma;
+	int k;
 
-	if (vma && addr >= vma->vm_start && addr < vma->vm_end)
-		return vma;
+	for (k = 0; k < ARRAY_SIZE(b->last_vma); k++) {
+		vma = b->last_vma[k];
+		if (vma && addr >= vma->vm_start && addr < vma->vm_end)
+			return vma;
+	}
 	vma = vma_lookup(b->mm, addr);
-	b->last_vma = vma;
+	b->last_vma[1] = b->last_vma[0];
+	b->last_vma[0] = vma;
 	return vma;
 }
 
@@ -243,6 +250,7 @@ static noinline unsigned long __fr_hot __fr_page_aligned __fr_flatten fr_move_sc
 			unsigned long addr, unsigned long end)
 {
 	pmd_t pmdval = READ_ONCE(*pmd);
+	unsigned long pfn;
 	pte_t *pte;
 
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
@@ -259,10 +267,12 @@ static noinline unsigned long __fr_hot __fr_page_aligned __fr_flatten fr_move_sc
 		 * the zero page is special or the zero pfn. The locked pass
 		 * checks each entry in full.
 		 */
-		if (!pte_present(ptent) || pte_special(ptent) ||
-		    is_zero_pfn(pte_pfn(ptent)))
+		if (!pte_present(ptent) || pte_special(ptent))
 			continue;
-		if (PageCompound(pte_page(ptent)))
+		pfn = pte_pfn(ptent);
+		if (is_zero_pfn(pfn))
+			continue;
+		if (PageCompound(pfn_to_page(pfn)))
 			break;
 	}
 	return addr;
@@ -530,9 +540,13 @@ static int fr_move_put_result(void __user *uarg, const struct fastremap_move *re
 
 long fr_ioctl_move(struct file *file, void __user *uarg)
 {
-	/* Small batches (a single move, most often) need no allocation. */
-	struct fastremap_move_vec small[FR_MOVE_SMALL];
-	struct fastremap_move req;
+	/*
+	 * Small batches (a single move, most often) need no allocation.
+	 * Neither is read before it is written (fr_copy_request() writes
+	 * all of @req): not zeroed first, per call.
+	 */
+	struct fastremap_move_vec small[FR_MOVE_SMALL] __uninitialized;
+	struct fastremap_move req __uninitialized;
 	struct fr_batch b = {};
 	struct fastremap_move_vec *v = small;
 	unsigned long req_start;

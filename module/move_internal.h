@@ -45,8 +45,8 @@ struct fr_batch {
 	unsigned long prep_off;
 	/* The span of source addresses moved since the last flush. */
 	unsigned long lo, hi;
-	/* The VMA fr_move_vma_at() found last. */
-	struct vm_area_struct *last_vma;
+	/* The VMAs fr_move_vma_at() found last, the latest first. */
+	struct vm_area_struct *last_vma[2];
 	struct fr_pmd_cache src_pmd, dst_pmd;
 	/* A folio to lock and unlock (referenced) before the next pass. */
 	struct folio *wait;

@@ -74,10 +74,6 @@ bool fr_move_thp_stuck(pmd_t pmd)
 	       !FR_MUTANT(MOVE_SPLIT_SHARED);
 }
 
-/*
- * Counts a move of @size bytes from @src in @counter, and widens the span
- * of sources the pass flushes.
- */
 /* MOVE's pairs: the move_lock_unordered mutant takes the source's first. */
 static inline void fr_move_lock2(spinlock_t *src_ptl, spinlock_t *dst_ptl)
 {
@@ -87,22 +83,23 @@ static inline void fr_move_lock2(spinlock_t *src_ptl, spinlock_t *dst_ptl)
 		fr_lock2(src_ptl, dst_ptl);
 }
 
-static void fr_move_moved(struct fr_batch *b, unsigned long src,
-			  unsigned long size, u64 *counter)
+/* Widens the span of sources the pass flushes to [@lo, @hi). */
+static void fr_move_moved(struct fr_batch *b, unsigned long lo,
+			  unsigned long hi)
 {
 	if (b->hi <= b->lo) {
-		b->lo = src;
-		b->hi = src + size;
+		b->lo = lo;
+		b->hi = hi;
 	} else {
-		b->lo = min(b->lo, src);
-		b->hi = max(b->hi, src + size);
+		b->lo = min(b->lo, lo);
+		b->hi = max(b->hi, hi);
 	}
-	(*counter)++;
 }
 
 /*
  * Moves one present PTE (a small exclusive anonymous folio or the zero
- * page). Inlined into fr_move_entries()'s loop, with everything it calls.
+ * page), counted; fr_move_entries() widens the flush span. Inlined into
+ * fr_move_entries()'s loop, with everything it calls.
  */
 static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvma,
 			   unsigned long src, unsigned long dst, pte_t *src_pte,
@@ -125,11 +122,17 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 			return -EBUSY;
 		page = pfn_to_page(pfn);
 		folio = page_folio(page);
-		if (!folio_test_anon(folio) || folio_test_ksm(folio) ||
-		    !fr_move_page_movable(page))
+		if (!folio_test_anon(folio) || folio_test_ksm(folio))
 			return -EBUSY;
 		if (folio_test_large(folio))
-			return FR_RETRY;
+			return fr_move_page_movable(page) ? FR_RETRY : -EBUSY;
+		/*
+		 * A pin is looked for once, after the clear below, which
+		 * is the check that counts; a pinned page goes back as it
+		 * was.
+		 */
+		if (!PageAnonExclusive(page) && !FR_MUTANT(MOVE_NO_EXCLUSIVE))
+			return -EBUSY;
 		/*
 		 * The folio lock is taken only when the folio changes
 		 * anon_vma. Within one anon_vma (a heap is one VMA) only
@@ -175,7 +178,7 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 		 * into smp_mb()), so it orders like any atomic here.
 		 */
 		smp_mb__after_atomic();
-		if (folio_maybe_dma_pinned(folio)) {
+		if (folio_maybe_dma_pinned(folio) && !FR_MUTANT(MOVE_NO_PIN_CHECK)) {
 			set_pte_at(b->mm, src, src_pte, pte);
 			if (locked)
 				folio_unlock(folio);
@@ -193,13 +196,13 @@ static inline int fr_move_present(struct fr_batch *b, struct vm_area_struct *dvm
 	 * leave this page modified under a clean PTE, which reclaim would
 	 * then drop from the swap cache. A writable entry moves dirty.
 	 */
-	if (pte_write(pte))
+	if (pte_write(pte) && !pte_dirty(pte))
 		pte = pte_mkdirty(pte);
 	fr_arch_set_pte(b->mm, dst, dst_pte,
 			FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pte : fr_moved_pte(pte));
 	if (locked)
 		folio_unlock(folio);
-	fr_move_moved(b, src, PAGE_SIZE, &b->stats.pte);
+	b->stats.pte++;
 	return 0;
 }
 
@@ -285,7 +288,7 @@ static noinline int fr_move_swap(struct fr_batch *b, struct vm_area_struct *dvma
 		folio_unlock(folio);
 		folio_put(folio);
 	}
-	fr_move_moved(b, src, PAGE_SIZE, &b->stats.pte);
+	b->stats.pte++;
 	return 0;
 }
 
@@ -353,7 +356,8 @@ static noinline int fr_move_thp(struct fr_batch *b, struct vm_area_struct *dvma,
 	set_pmd_at(b->mm, dst, dst_pmd,
 		   FR_MUTANT(MOVE_NO_SOFT_DIRTY) ? pmd : fr_moved_pmd(pmd));
 	folio_unlock(folio);
-	fr_move_moved(b, src, PMD_SIZE, &b->stats.thp);
+	fr_move_moved(b, src, src + PMD_SIZE);
+	b->stats.thp++;
 out:
 	fr_unlock2(src_ptl, dst_ptl);
 	return ret;
@@ -376,7 +380,7 @@ noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(struct fr_b
 	spinlock_t *src_ptl, *dst_ptl;
 	pte_t *src_pte = NULL, *dst_pte, orig;
 	pmd_t *src_pmd, *dst_pmd, spmd, dpmd;
-	unsigned long n;
+	unsigned long n, lo = 0, hi = 0;
 	int ret = 0;
 
 	*done = 0;
@@ -440,8 +444,14 @@ noinline int __fr_hot __fr_page_aligned __fr_flatten fr_move_entries(struct fr_b
 					   orig);
 		if (ret)
 			break;
+		/* The span of the entries moved: their sources are flushed. */
+		if (!hi)
+			lo = src;
+		hi = src + PAGE_SIZE;
 	}
 	*done = n;
+	if (hi)
+		fr_move_moved(b, lo, hi);
 out:
 	fr_unlock2(src_ptl, dst_ptl);
 	return ret;

@@ -8,12 +8,14 @@
  * Then the cases a table cannot hold: the request structure (sizes,
  * reserved fields, its place), the vector (unreadable, too long, empty),
  * the kinds of mappings refused, mappings of different anon_vmas, pages
- * shared with a child after fork(2), swap entries, soft-dirty, and the
+ * shared with a child after fork(2), pages pinned for DMA, swap entries,
+ * soft-dirty, and the
  * INFO bits. Runs as root inside the test VM with the module loaded.
  *
  * Usage: t_move [SEED]
  */
 #define _GNU_SOURCE
+#include <linux/io_uring.h>
 #include "tlib.h"
 
 #define HEAP_PAGES	64
@@ -675,6 +677,82 @@ static void fork_case(void)
 	close(pipefd[1]);
 }
 
+/*
+ * A page pinned for DMA (FOLL_PIN: io_uring's registered buffers, the
+ * pin a device's DMA holds) stays where it is: the batch stops at it
+ * with EBUSY, the moves before it done, the page mapped as before, the
+ * same physical page. Unpinned, the same move goes through.
+ */
+static void pin_case(void)
+{
+	struct io_uring_params params = { 0 };
+	uint64_t tags[HEAP_PAGES], pm[2];
+	struct fastremap_move_vec v[2];
+	struct fastremap_move res;
+	const char *why = "same frame";
+	struct iovec iov;
+	int ring, r, e;
+
+	heap_setup(L_HALF, tags, 0);
+	ring = (int)syscall(__NR_io_uring_setup, 1, &params);
+	if (ring < 0) {
+		/* io_uring turned off (kernel.io_uring_disabled): nothing pins. */
+		const char *why_not = strerror(errno);
+
+		tap_skip_test(why_not, "a DMA-pinned page -> EBUSY, the move before it done");
+		tap_skip_test(why_not, "the pinned page is mapped where it was, the same page");
+		tap_skip_test(why_not, "unpinned, the same page moves");
+		tap_skip_test(why_not, "and the memory is right");
+		return;
+	}
+	iov.iov_base = heap + P(2);
+	iov.iov_len = PG;
+	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1))
+		tap_diag("io_uring buffer registration: %s", strerror(errno));
+	t_pagemap(heap + P(2), 1, &pm[0]);
+	v[0].src = (uintptr_t)heap + P(3);
+	v[0].dst = (uintptr_t)heap + P(42);
+	v[0].len = PG;
+	v[1].src = (uintptr_t)heap + P(2);	/* pinned */
+	v[1].dst = (uintptr_t)heap + P(43);
+	v[1].len = PG;
+	r = t_move(fd, v, 2, 0, &res);
+	e = errno;
+	tap_ok(r == -1 && e == EBUSY && res.done == 1 && res.done_bytes == 0,
+	       "a DMA-pinned page -> EBUSY, the move before it done (%s, done %llu)",
+	       r ? strerror(e) : "moved", (unsigned long long)res.done);
+	if (res.done >= 1) {
+		tags[42] = tags[3];
+		tags[3] = 0;
+	}
+	if (res.done >= 2) {
+		tags[43] = tags[2];
+		tags[2] = 0;
+	}
+	t_pagemap(heap + P(2), 1, &pm[1]);
+	/* Bits 0-54: the page frame, which root reads. */
+	pm[0] &= (1ULL << 55) - 1;
+	pm[1] &= (1ULL << 55) - 1;
+	tap_ok(t_mv_verify(heap, HEAP_PAGES, tags, &why) < 0 && pm[0] && pm[0] == pm[1],
+	       "the pinned page is mapped where it was, the same page (%s)",
+	       pm[0] && pm[0] == pm[1] ? why : "its page frame changed");
+	syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
+	close(ring);
+	if (res.done < 2) {
+		r = t_move(fd, &v[1], 1, 0, &res);
+		tap_ok(r == 0 && res.done == 1, "unpinned, the same page moves (%s)",
+		       r ? strerror(errno) : "moved");
+		if (res.done == 1) {
+			tags[43] = tags[2];
+			tags[2] = 0;
+		}
+	} else {
+		tap_ok(0, "unpinned, the same page moves (it moved while pinned)");
+	}
+	why = "every page as the model says";
+	tap_ok(t_mv_verify(heap, HEAP_PAGES, tags, &why) < 0, "and the memory is right (%s)", why);
+}
+
 /* Swap entries move, and fault back in at the destination. */
 static void swap_case(void)
 {
@@ -1196,6 +1274,7 @@ int main(int argc, char **argv)
 	mapping_cases();
 	exdev_case();
 	fork_case();
+	pin_case();
 	sibling_case(t_have_uffd_move());
 	soft_dirty_case();
 	thp_case();
