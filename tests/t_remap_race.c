@@ -26,6 +26,16 @@
  * made during the hold, must not complete until the move has returned
  * (it then faults: the source is gone).
  *
+ * Then the destination's neighbours: mappings beside a PTE-misaligned
+ * destination, in its first and last page tables, which the module copies
+ * whole tables into (the table-copying mover takes the lock of such a
+ * shared table, and of no other). A thread on the other CPU writes every
+ * page of them, checks it, and drops them (MADV_DONTNEED, which a shared
+ * mapping reads back), over and over, while the region moves back and
+ * forth: each neighbour page reads what was last written there, each
+ * moved page its pattern, and some fault or drop in the neighbours began
+ * while a move was in flight (6.4+: they take only their own VMA's lock).
+ *
  * Runs in a child process, so that its mm is torn down before the kernel
  * log is read: "Bad rss-counter" (checked at teardown) and "Bad page map"
  * must not appear.
@@ -46,6 +56,9 @@
 
 static int fd = -1;
 static char *areas[2];
+/* The neighbours' mode: the destination's two neighbours, their sizes. */
+static char *nb[2];
+static size_t nb_len[2];
 static _Atomic(char *) cur;
 static atomic_int go, stop_all, in_move;
 static atomic_ulong writes, faults, raced_faults;
@@ -95,6 +108,44 @@ static void *faulter(void *arg)
 	return NULL;
 }
 
+/*
+ * The neighbours' faulter: each round writes a new value into every page
+ * of both neighbours, reading the last one back first, then drops them.
+ */
+static void *nb_faulter(void *arg)
+{
+	uint64_t v = 1;
+
+	(void)arg;
+	t_pin_cpu(1);
+	while (!atomic_load(&stop_all)) {
+		for (int n = 0; n < 2; n++) {
+			for (size_t k = 0; k < nb_len[n] / PG; k++) {
+				volatile uint64_t *w = (uint64_t *)(nb[n] + k * PG);
+				int during = atomic_load(&in_move);
+
+				if (v > 1 && *w != ((v - 1) << 20 | k << 1 | n)) {
+					tap_diag("neighbour %d page %zu: read %#llx, wrote %#llx", n, k,
+						 (unsigned long long)*w,
+						 (unsigned long long)((v - 1) << 20 | k << 1 | n));
+					atomic_store(&stop_all, 2);
+					return NULL;
+				}
+				*w = v << 20 | k << 1 | n;
+				atomic_fetch_add(&writes, 1);
+				if (during)
+					atomic_fetch_add(&raced_faults, 1);
+			}
+			if (atomic_load(&in_move))
+				atomic_fetch_add(&raced_faults, 1);
+			madvise(nb[n], nb_len[n], MADV_DONTNEED);
+			atomic_fetch_add(&faults, 1);
+		}
+		v++;
+	}
+	return NULL;
+}
+
 static long check(const char *p)
 {
 	for (size_t k = 0; k < NPAGES; k++) {
@@ -112,7 +163,7 @@ static long check(const char *p)
 	return -1;
 }
 
-static int child(int skew)
+static int child(int skew, int neighbours)
 {
 	struct t_area a[2];
 	pthread_t t;
@@ -127,18 +178,33 @@ static int child(int skew)
 		return 2;
 	areas[1] += skew * PG;
 	madvise(areas[0], LEN, MADV_NOHUGEPAGE);
-	for (size_t k = 0; k < NPAGES; k += 2)
+	for (size_t k = 0; k < NPAGES; k += 2 - neighbours)
 		t_pattern_page((uint64_t *)(areas[0] + k * PG), 81, k);
+	if (neighbours) {
+		/*
+		 * Shared, so that neither merges with the destination: the
+		 * rest of the destination's first and last PMD spans.
+		 */
+		nb[0] = areas[1] - skew * PG;
+		nb_len[0] = skew * PG;
+		nb[1] = areas[1] + LEN;
+		nb_len[1] = PMD_SZ - skew * PG;
+		for (int n = 0; n < 2; n++)
+			if (mmap(nb[n], nb_len[n], PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != nb[n])
+				return 2;
+	}
 	atomic_store(&cur, areas[0]);
-	pthread_create(&t, NULL, faulter, NULL);
+	pthread_create(&t, NULL, neighbours ? nb_faulter : faulter, NULL);
 	for (int i = 0; (i < MOVES || !atomic_load(&raced_faults)) && i < MAX_MOVES && !bad;
 	     i++) {
 		char *from = areas[i & 1], *to = areas[(i + 1) & 1];
 		unsigned long w0 = atomic_load(&writes);
 
-		atomic_store(&go, 1);
-		/* Let the faulter get going on the source. */
-		while (atomic_load(&writes) < w0 + 16 && atomic_load(&go))
+		atomic_store(&go, !neighbours);
+		/* Let the faulter get going on the source, or the neighbours. */
+		while (atomic_load(&writes) < w0 + 16 &&
+		       (atomic_load(&go) || (neighbours && !atomic_load(&stop_all))))
 			sched_yield();
 		atomic_store(&in_move, 1);
 		if (t_remap(fd, from, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED, to,
@@ -151,15 +217,27 @@ static int child(int skew)
 		while (atomic_load(&go))
 			sched_yield();
 		moved++;
-		if (check(to) >= 0)
+		if (neighbours) {
+			if (t_verify_pattern(to, LEN, 81, PG) >= 0 || atomic_load(&stop_all))
+				bad = 1;
+		} else if (check(to) >= 0) {
 			bad = 1;
+		}
 	}
+	if (atomic_load(&stop_all) == 2)
+		bad = 1;
 	atomic_store(&stop_all, 1);
 	pthread_join(t, NULL);
-	printf("# %s: %d moves, %lu unfaulted writes, %lu faults, %lu of them begun while a move was in flight\n",
-	       skew ? "PTE by PTE" : "whole tables", moved,
-	       (unsigned long)atomic_load(&writes), (unsigned long)atomic_load(&faults),
-	       (unsigned long)atomic_load(&raced_faults));
+	if (neighbours)
+		printf("# neighbours: %d moves, %lu neighbour writes, %lu drops, %lu writes and drops begun while a move was in flight\n",
+		       moved, (unsigned long)atomic_load(&writes),
+		       (unsigned long)atomic_load(&faults),
+		       (unsigned long)atomic_load(&raced_faults));
+	else
+		printf("# %s: %d moves, %lu unfaulted writes, %lu faults, %lu of them begun while a move was in flight\n",
+		       skew ? "PTE by PTE" : "whole tables", moved,
+		       (unsigned long)atomic_load(&writes), (unsigned long)atomic_load(&faults),
+		       (unsigned long)atomic_load(&raced_faults));
 	/* The race is worth something only where faults met moves. */
 	if (!bad && !atomic_load(&raced_faults))
 		bad = 4;
@@ -315,8 +393,12 @@ static int klog_bad(void)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *name; int skew; } runs[] = {	/* skew: pages */
-		{ "whole PTE tables", 0 }, { "PTE by PTE", 1 },
+	static const char unfaulted[] = "every unfaulted write is at the new address";
+	static const struct { const char *name; int skew, neighbours; const char *what; } runs[] = {
+		/* skew: pages */
+		{ "whole PTE tables", 0, 0, unfaulted }, { "PTE by PTE", 1, 0, unfaulted },
+		{ "the destination's neighbours", 1, 1,
+		  "every neighbour page holds its last write, every moved page its data" },
 	};
 	int kbad;
 
@@ -334,11 +416,11 @@ int main(int argc, char **argv)
 		int st = -1, nb;
 
 		if (pid == 0)
-			_exit(child(runs[r].skew));
+			_exit(child(runs[r].skew, runs[r].neighbours));
 		waitpid(pid, &st, 0);
 		tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		       "faults racing with %d or more moves, %s: every unfaulted write is at the new address%s%s",
-		       MOVES, runs[r].name,
+		       "faults racing with %d or more moves, %s: %s%s%s",
+		       MOVES, runs[r].name, runs[r].what,
 		       WIFEXITED(st) && WEXITSTATUS(st) ? ": " : "",
 		       WIFEXITED(st) && WEXITSTATUS(st) < 5 ? why[WEXITSTATUS(st)] :
 		       WIFEXITED(st) ? "" : ": killed by a signal");
