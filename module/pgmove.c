@@ -405,9 +405,12 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  *   locks. No other VMA maps into a source table whose whole PMD span is
  *   in the moved range (realigned or not, the range lies in one VMA and
  *   the holes next to it), so neither a per-VMA-lock fault nor
- *   UFFDIO_MOVE between neighbours can reach it. What remains is the
- *   hardware, which sets accessed and dirty bits with atomic updates, and
- *   lockless GUP-fast, which only reads.
+ *   UFFDIO_MOVE between neighbours can reach it; nor a destination table
+ *   whose PMD span lies in the destination VMA. So the copy takes no
+ *   page-table lock but that of a destination table a neighbour shares
+ *   (fr_copy_table()). What remains is the hardware, which sets accessed
+ *   and dirty bits with atomic updates, and lockless GUP-fast, which only
+ *   reads.
  * - Both copies are valid at once until the flush: the old entry maps the
  *   page at the old address (through the table until its PMD entry is
  *   cleared, then through stale TLB and paging-structure caches), the
@@ -550,17 +553,18 @@ static inline void fr_copy_cont(struct fr_reloc *m, pte_t *pte, unsigned int i,
 
 /*
  * Copies entries @from to @to of the table at @old into @new_pmd's table,
- * noting in @clean which were writable and clean. Plain stores: Xen PV,
- * whose set_pte() is a hypercall, never gets here (fr_copy_table()). The
- * entries are read raw (fr_arch_pte_get(): on arm64 without the
+ * noting in @clean which were writable and clean; under the destination
+ * table's lock only if @shared (see fr_copy_table()). Plain stores: Xen
+ * PV, whose set_pte() is a hypercall, never gets here (fr_copy_table()).
+ * The entries are read raw (fr_arch_pte_get(): on arm64 without the
  * contiguous-PTE layer's gathering).
  */
 static unsigned long __fr_hot __fr_page_aligned
 fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 	     unsigned int to, pmd_t *new_pmd, unsigned long new_addr,
-	     spinlock_t *held, unsigned long *clean)
+	     bool shared, unsigned long *clean)
 {
-	spinlock_t *ptl = pte_lockptr(m->mm, new_pmd);
+	spinlock_t *ptl = shared ? pte_lockptr(m->mm, new_pmd) : NULL;
 	pte_t *dst = pte_offset_kernel(new_pmd, new_addr);
 	pte_t *src = old + from, *end = old + to;
 	unsigned long none = 0;
@@ -568,8 +572,8 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 		    !FR_MUTANT(NO_SOFT_DIRTY);
 	pte_t pte;
 
-	if (ptl != held)
-		spin_lock_nested(ptl, SINGLE_DEPTH_NESTING);
+	if (ptl)
+		spin_lock(ptl);
 	while (src < end) {
 		unsigned int k, n;
 
@@ -620,7 +624,7 @@ fr_copy_ptes(struct fr_reloc *m, pte_t *old, unsigned int from,
 			fr_arch_copy_pte(dst, pte);
 		}
 	}
-	if (ptl != held)
+	if (ptl)
 		spin_unlock(ptl);
 	return to - from - none;
 }
@@ -654,6 +658,21 @@ static inline bool fr_copy_whole(unsigned long old_addr, unsigned long old_end)
 }
 
 /*
+ * Whether the destination table for @new_addr maps addresses outside the
+ * destination VMA: then a neighbouring VMA's faults, UFFDIO_MOVE or zaps,
+ * which need only that VMA's lock, change its other entries under the
+ * table's lock, and so does the copy. A table inside the VMA is reached by
+ * nothing but this move (see fr_copy_table()).
+ */
+static bool fr_dst_shared(struct fr_reloc *m, unsigned long new_addr)
+{
+	unsigned long start = new_addr & PMD_MASK;
+
+	return start < m->new_vma->vm_start ||
+	       m->new_vma->vm_end - start < PMD_SIZE;
+}
+
+/*
  * Moves the whole source table at @old_pmd (@old_addr PMD-aligned) by
  * copying; see above. The first @extent bytes go to @new_pmd's table, the
  * rest to the next destination table. Returns false, having changed
@@ -670,7 +689,6 @@ static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
 	pmd_t *new_pmd2 = NULL, pmdval;
 	struct fr_copied *c;
 	unsigned long n;
-	spinlock_t *pml;
 	pte_t *old;
 
 	if (!fr_copy_whole(old_addr, old_end) || m->ncopied >= m->max_copied)
@@ -680,22 +698,33 @@ static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
 		if (!new_pmd2)
 			return false;
 	}
-	/* The PMD entry's lock, then the PTE tables', as retract_page_tables(). */
-	pml = pmd_lockptr(m->mm, old_pmd);
-	spin_lock(pml);
-	pmdval = *old_pmd;
-	if (!pmd_present(pmdval) || pmd_leaf(pmdval)) {
-		spin_unlock(pml);
+	/*
+	 * No lock for the source: its PMD entry and its table are the
+	 * move's alone (see above: the whole PMD span is in the moved range,
+	 * so no other VMA maps through them, and everything that could
+	 * reach them through this range, faults, mm walkers, rmap walkers,
+	 * khugepaged's collapse and retraction, is excluded by mmap_lock, the
+	 * VMA write locks and the rmap write locks), as no lock is taken for
+	 * the source entries either. No lock for a destination table inside
+	 * the destination VMA, for the same reasons: FR_PREPARE allocated it
+	 * or found it there, and only this move reaches it until mmap_lock is
+	 * released. The table lock of a destination table shared with a
+	 * neighbouring VMA is taken (fr_dst_shared()): one at each end of
+	 * the range at most. fr_detach_tables() takes the PMD locks, as it
+	 * writes entries of PMD tables that neighbours share.
+	 */
+	pmdval = READ_ONCE(*old_pmd);
+	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
 		return false;
-	}
 	c = &m->copied[m->ncopied++];
 	bitmap_zero(c->clean, PTRS_PER_PTE);
 	old = pte_offset_kernel(&pmdval, old_addr);
-	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr, pml, c->clean);
+	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr,
+			 fr_dst_shared(m, new_addr), c->clean);
 	if (new_pmd2)
 		n += fr_copy_ptes(m, old, split, PTRS_PER_PTE, new_pmd2,
-				  new_addr + extent, pml, c->clean);
-	spin_unlock(pml);
+				  new_addr + extent,
+				  fr_dst_shared(m, new_addr + extent), c->clean);
 
 	c->old_pmd = old_pmd;
 	c->pmdval = pmdval;
