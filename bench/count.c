@@ -62,8 +62,9 @@ static void send_bits(uint64_t v, int n)
  * scheduler. arm64 sends none: its flushes broadcast by TLBI. Both
  * count the IPI of tlb_remove_table_sync_one() (its function
  * tlb_remove_table_smp_sync()), which goes to every other CPU, parked or
- * not, where a page table is freed outside an mmu_gather before 6.5: by
- * khugepaged, and by fastremap's copying mover (module/pgmove.c).
+ * not, where a page table is freed outside an mmu_gather before 6.5, as
+ * khugepaged does (fastremap's copying mover frees after an RCU grace
+ * period instead, module/kfuncs.c).
  */
 /*
  * And the interrupt entries (marker 7): each opens a window that its

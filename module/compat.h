@@ -99,19 +99,26 @@ static inline void kunmap_local(void *addr)
 #define FR_MREMAP_MOVES_PUD IS_ENABLED(CONFIG_HAVE_MOVE_PUD)
 
 /*
- * Freeing a PTE table detached outside an mmu_gather: pte_free_defer()
- * (6.5+, with THP), after an RCU grace period, as retract_page_tables()
- * frees one; before it, tlb_remove_table_sync_one() then pte_free(), as
- * 6.1's khugepaged does (FR_HAVE_PTE_FREE_SYNC: not with lock debugging,
- * where pte_free() calls the unexported ptlock_free()). Where the kernel
- * has either, the table-copying mover frees the source tables of a move
- * whose source is unmapped; elsewhere it empties them and hooks them back
+ * Freeing PTE tables detached outside an mmu_gather, after an RCU grace
+ * period, which lockless GUP-fast (interrupts off) cannot outlast:
+ * pte_free_defer() (6.5+), as khugepaged frees the table it retracts, a
+ * callback per table (its pte_free() reaches functions modules cannot
+ * call); before it, FR_FREE_OWN_RCU: the module's own RCU callback calls
+ * pte_free() for all the tables of a pass (FR_HAVE_PTE_FREE: not with
+ * lock debugging, where pte_free() calls the unexported ptlock_free()).
+ * Where the kernel has neither, the table-copying mover empties the
+ * source tables of a move whose source is unmapped and hooks them back
  * (pgmove.c, fr_release_tables()).
  */
-#if defined(FR_HAVE_PTE_FREE_DEFER) || defined(FR_HAVE_PTE_FREE_SYNC)
+#if defined(FR_HAVE_PTE_FREE_DEFER)
 #define FR_FREE_TABLES 1
+#define FR_FREE_OWN_RCU 0
+#elif defined(FR_HAVE_PTE_FREE)
+#define FR_FREE_TABLES 1
+#define FR_FREE_OWN_RCU 1
 #else
 #define FR_FREE_TABLES 0
+#define FR_FREE_OWN_RCU 0
 #endif
 
 /* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
@@ -192,8 +199,6 @@ typedef void (fr_flush_tlb_mm_range_fn)(struct mm_struct *mm,
 					unsigned int stride_shift,
 					bool freed_tables);
 typedef void (fr_unlink_anon_vmas_fn)(struct vm_area_struct *vma);
-/* asm-generic/tlb.h, which x86-64's asm/tlb.h makes built-in only. */
-typedef void (fr_tlb_remove_table_sync_one_fn)(void);
 /*
  * copy_vma() takes keep_source (MREMAP_DONTUNMAP) from 6.1 on: the fix
  * that added it reached Debian 12's 6.1 as a backport. Without it (5.10)

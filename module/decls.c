@@ -23,7 +23,6 @@
 
 #include <linux/mm.h>
 #include <asm/tlbflush.h>
-#include <asm/tlb.h>
 #include "symbols.h"
 #include "decls-generated.h"
 

@@ -191,34 +191,46 @@ int fr_split_folio(struct folio *folio)
 #endif /* FR_HAVE_FOLIO */
 
 #if FR_FREE_TABLES && FR_COPY_TABLES
-/*
- * As khugepaged frees the table it retracts: 6.5+ after an RCU grace
- * period; before, at once, once tlb_remove_table_sync_one() has waited
- * for every CPU to take an interrupt, which lockless GUP-fast holds off
- * while it walks (without RCU table freeing, x86-64 without PARAVIRT,
- * the flush's IPIs to every CPU of the mm did that). Not
- * page_table_check_pte_clear_range() as the kernel's retraction: the
- * entries left in a freed table were copied, not unmapped; their pages
- * are counted once, by the copies.
- */
-void fr_free_detached(struct mm_struct *mm, const struct fr_copied *copied,
-		      unsigned int n)
+#if FR_FREE_OWN_RCU
+static void fr_free_tables_rcu(struct rcu_head *head)
 {
+	struct fr_copy_buf *buf = container_of(head, struct fr_copy_buf, rcu);
 	unsigned int k;
 
-#if !defined(FR_HAVE_PTE_FREE_DEFER) && defined(CONFIG_MMU_GATHER_RCU_TABLE_FREE)
-	fr_call(tlb_remove_table_sync_one);
+	/* As pte_free_defer()'s callback: no mm is needed, nor may be live. */
+	for (k = 0; k < buf->n; k++)
+		pte_free(NULL, pmd_pgtable(buf->c[k].pmdval));
+	kvfree(buf);
+}
 #endif
-	for (k = 0; k < n; k++) {
-#if defined(FR_HAVE_PTE_FREE_DEFER)
-		fr_call(pte_free_defer, mm, pmd_pgtable(copied[k].pmdval));
+
+/*
+ * After an RCU grace period (see compat.h): lockless GUP-fast walks with
+ * interrupts off, which the grace period waits out, so no walker is left
+ * in a table when it is freed. pte_free_defer() per table where the
+ * kernel has it; else one callback of the module's for all of a pass's
+ * tables, which takes @buf with them (true). Not page_table_check_pte_clear_range() as
+ * the kernel's retraction: the entries left in a freed table were copied,
+ * not unmapped; their pages are counted once, by the copies.
+ */
+bool fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
+		      unsigned int n)
+{
+	bool taken = false;
+#if !FR_FREE_OWN_RCU
+	unsigned int k;
+
+	for (k = 0; k < n; k++)
+		fr_call(pte_free_defer, mm, pmd_pgtable(buf->c[k].pmdval));
 #else
-		pte_free(mm, pmd_pgtable(copied[k].pmdval));
+	buf->n = n;
+	call_rcu(&buf->rcu, fr_free_tables_rcu);
+	taken = true;
 #endif
-	}
 	/* mm_dec_nr_ptes() for each, in one update. */
 	if (!FR_MUTANT(FREE_NO_NR_PTES))
 		atomic_long_sub((long)n * PTRS_PER_PTE * sizeof(pte_t),
 				&mm->pgtables_bytes);
+	return taken;
 }
 #endif /* FR_FREE_TABLES && FR_COPY_TABLES */

@@ -13,7 +13,7 @@
 
 struct mmu_notifier_range;
 struct folio;
-struct fr_copied;
+struct fr_copy_buf;
 
 /* Folded (arm64's four levels have no P4D), it is mm.h's inline. */
 int fr_p4d_alloc(struct mm_struct *mm, pgd_t *pgd, unsigned long addr);
@@ -86,12 +86,13 @@ struct folio *fr_swap_cache_folio(swp_entry_t entry);
 int fr_split_folio(struct folio *folio);
 
 /*
- * Frees the @n PTE tables the table-copying mover detached (pgmove.c),
- * once no lockless walker can still be in them, and takes them off the
- * mm's page-table bytes. Only where compat.h's FR_FREE_TABLES says the
- * kernel lets a module free them.
+ * Frees the @n PTE tables in @buf the table-copying mover detached
+ * (pgmove.c), once no lockless walker can still be in them, and takes
+ * them off the mm's page-table bytes. True if @buf went with them (the
+ * caller no longer owns it). Only where compat.h's FR_FREE_TABLES says
+ * the kernel lets a module free them.
  */
-void fr_free_detached(struct mm_struct *mm, const struct fr_copied *copied,
+bool fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
 		      unsigned int n);
 
 #endif /* FASTREMAP_KFUNCS_H */

@@ -172,6 +172,8 @@ static void __exit fr_exit(void)
 {
 	misc_deregister(&fr_misc);
 	fr_hooks_exit();
+	/* The copying mover's table frees still queued run our code. */
+	rcu_barrier();
 }
 
 module_init(fr_init);

@@ -455,10 +455,9 @@ static void __fr_hot __fr_page_aligned fr_reloc_ptes(struct fr_reloc *m, pmd_t *
  *   it is issued with freed_tables, which reaches every CPU of the mm,
  *   lazy ones too); lockless GUP-fast, which may have read the PMD entry
  *   before the detach and still be in the table. GUP-fast runs with
- *   interrupts off, which the grace period waits for, so a freed table
- *   outlives it (before 6.5 the table is freed at once, after
- *   tlb_remove_table_sync_one() has waited for every CPU to take an
- *   interrupt: see fr_free_detached()). It sees valid entries (the move is
+ *   interrupts off, which the grace period before the table is freed
+ *   waits for, so the table outlives it (see fr_free_detached()). It
+ *   sees valid entries (the move is
  *   not complete for it, as against fr_reloc_ptes() before a
  *   get-and-clear), then rechecks what it pinned through: the entry
  *   against the table, which holds none once emptied and hooked back,
@@ -743,6 +742,7 @@ static void fr_copy_begin(struct fr_reloc *m)
 	m->ncopied = 0;
 	m->max_copied = 0;
 	m->want_copied = 0;
+	m->buf = NULL;
 	m->copied = NULL;
 }
 
@@ -757,15 +757,17 @@ static void fr_copy_reserve(struct fr_reloc *m)
 {
 	if (m->want_copied <= m->max_copied || !fr_hook_copy_tables())
 		return;
-	kvfree(m->copied);
-	m->copied = kvmalloc_array(m->want_copied, sizeof(*m->copied),
-				   GFP_KERNEL | __GFP_NOWARN);
-	m->max_copied = m->copied ? m->want_copied : 0;
+	kvfree(m->buf);
+	m->buf = kvmalloc(struct_size(m->buf, c, m->want_copied),
+			  GFP_KERNEL | __GFP_NOWARN);
+	m->copied = m->buf ? m->buf->c : NULL;
+	m->max_copied = m->buf ? m->want_copied : 0;
 }
 
 static void fr_copy_end(struct fr_reloc *m)
 {
-	kvfree(m->copied);
+	kvfree(m->buf);
+	m->buf = NULL;
 	m->copied = NULL;
 	m->max_copied = 0;
 }
@@ -863,7 +865,12 @@ static void fr_free_copied(struct fr_reloc *m)
 {
 	if (!FR_FREE_TABLES || !m->ncopied)
 		return;
-	fr_free_detached(m->mm, m->copied, m->ncopied);
+	/* Taken with the tables: a later pass allocates its own. */
+	if (fr_free_detached(m->mm, m->buf, m->ncopied)) {
+		m->buf = NULL;
+		m->copied = NULL;
+		m->max_copied = 0;
+	}
 	m->ncopied = 0;
 }
 #else

@@ -43,6 +43,16 @@ struct fr_copied {
 	/* Entries copied writable and clean: the only ones a CPU can dirty. */
 	DECLARE_BITMAP(clean, PTRS_PER_PTE);
 };
+
+/*
+ * The room for the tables a pass copies; when they are freed at once, it
+ * goes with them to the RCU callback that frees them (kfuncs.c).
+ */
+struct fr_copy_buf {
+	struct rcu_head rcu;
+	unsigned int n;
+	struct fr_copied c[];
+};
 #else
 #define FR_COPY_TABLES	0
 #endif
@@ -70,7 +80,8 @@ struct fr_reloc {
 	/* Tables detached by this pass, room for how many, and how many
 	 * whole source tables FR_PREPARE found for it.
 	 */
-	struct fr_copied *copied;
+	struct fr_copy_buf *buf;
+	struct fr_copied *copied;	/* buf->c */
 	unsigned int ncopied, max_copied, want_copied;
 #endif
 };

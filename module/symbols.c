@@ -39,9 +39,6 @@ DEFINE_STATIC_CALL_NULL(fr_sc___pmd_alloc, __pmd_alloc);
 DEFINE_STATIC_CALL_NULL(fr_sc___pte_alloc, __pte_alloc);
 #if defined(FR_HAVE_PTE_FREE_DEFER)
 DEFINE_STATIC_CALL_NULL(fr_sc_pte_free_defer, pte_free_defer);
-#elif defined(FR_HAVE_PTE_FREE_SYNC) && defined(CONFIG_MMU_GATHER_RCU_TABLE_FREE)
-DEFINE_STATIC_CALL_NULL(fr_sc_tlb_remove_table_sync_one,
-			fr_tlb_remove_table_sync_one_fn);
 #endif
 DEFINE_STATIC_CALL_NULL(fr_sc___split_huge_pmd, __split_huge_pmd);
 DEFINE_STATIC_CALL_NULL(fr_sc_pgtable_trans_huge_deposit,
@@ -156,8 +153,6 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(__pte_alloc),
 #if defined(FR_HAVE_PTE_FREE_DEFER)
 	FR_FN(pte_free_defer),
-#elif defined(FR_HAVE_PTE_FREE_SYNC) && defined(CONFIG_MMU_GATHER_RCU_TABLE_FREE)
-	FR_FN(tlb_remove_table_sync_one),
 #endif
 	FR_FN(__split_huge_pmd),
 	FR_FN(pgtable_trans_huge_deposit),

@@ -39,10 +39,6 @@ DECLARE_STATIC_CALL(fr_sc___pmd_alloc, __pmd_alloc);
 DECLARE_STATIC_CALL(fr_sc___pte_alloc, __pte_alloc);
 #if defined(FR_HAVE_PTE_FREE_DEFER)
 DECLARE_STATIC_CALL(fr_sc_pte_free_defer, pte_free_defer);
-#elif defined(FR_HAVE_PTE_FREE_SYNC) && defined(CONFIG_MMU_GATHER_RCU_TABLE_FREE)
-/* An empty inline without RCU table freeing (x86-64 without PARAVIRT). */
-DECLARE_STATIC_CALL(fr_sc_tlb_remove_table_sync_one,
-		    fr_tlb_remove_table_sync_one_fn);
 #endif
 DECLARE_STATIC_CALL(fr_sc___split_huge_pmd, __split_huge_pmd);
 DECLARE_STATIC_CALL(fr_sc_pgtable_trans_huge_deposit,
