@@ -130,10 +130,6 @@ static inline void vma_start_write(struct vm_area_struct *vma) { }
 #endif
 
 /*
- * Shadow stacks (x86 6.6+, arm64 GCS 6.13+); VM_NONE where the kernel or
- * its configuration has none, so that testing for it is always false.
- */
-/*
  * A local the kernel's automatic stack initialisation (Debian builds with
  * INIT_STACK_ALL_ZERO) leaves alone, where the compiler can: one the code
  * writes whole before reading it. Kernels before 5.19 do not define it.
@@ -142,6 +138,10 @@ static inline void vma_start_write(struct vm_area_struct *vma) { }
 #define __uninitialized
 #endif
 
+/*
+ * Shadow stacks (x86 6.6+, arm64 GCS 6.13+); VM_NONE where the kernel or
+ * its configuration has none, so that testing for it is always false.
+ */
 #ifndef VM_SHADOW_STACK
 #define VM_SHADOW_STACK VM_NONE
 #endif

@@ -209,9 +209,10 @@ static void fr_free_tables_rcu(struct rcu_head *head)
  * interrupts off, which the grace period waits out, so no walker is left
  * in a table when it is freed. pte_free_defer() per table where the
  * kernel has it; else one callback of the module's for all of a pass's
- * tables, which takes @buf with them (true). Not page_table_check_pte_clear_range() as
- * the kernel's retraction: the entries left in a freed table were copied,
- * not unmapped; their pages are counted once, by the copies.
+ * tables, which takes @buf with them (true). Not
+ * page_table_check_pte_clear_range() as the kernel's retraction: the
+ * entries left in a freed table were copied, not unmapped; their pages
+ * are counted once, by the copies.
  */
 bool fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
 		      unsigned int n)
