@@ -209,15 +209,14 @@ static void fr_free_tables_rcu(struct rcu_head *head)
  * interrupts off, which the grace period waits out, so no walker is left
  * in a table when it is freed. pte_free_defer() per table where the
  * kernel has it; else one callback of the module's for all of a pass's
- * tables, which takes @buf with them (true). Not
+ * tables, which takes @buf with them. Not
  * page_table_check_pte_clear_range() as the kernel's retraction: the
  * entries left in a freed table were copied, not unmapped; their pages
  * are counted once, by the copies.
  */
-bool fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
+void fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
 		      unsigned int n)
 {
-	bool taken = false;
 #if !FR_FREE_OWN_RCU
 	unsigned int k;
 
@@ -226,12 +225,10 @@ bool fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
 #else
 	buf->n = n;
 	call_rcu(&buf->rcu, fr_free_tables_rcu);
-	taken = true;
 #endif
 	/* mm_dec_nr_ptes() for each, in one update. */
 	if (!FR_MUTANT(FREE_NO_NR_PTES))
 		atomic_long_sub((long)n * PTRS_PER_PTE * sizeof(pte_t),
 				&mm->pgtables_bytes);
-	return taken;
 }
 #endif /* FR_FREE_TABLES && FR_COPY_TABLES */

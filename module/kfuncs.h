@@ -88,11 +88,11 @@ int fr_split_folio(struct folio *folio);
 /*
  * Frees the @n PTE tables in @buf the table-copying mover detached
  * (pgmove.c), once no lockless walker can still be in them, and takes
- * them off the mm's page-table bytes. True if @buf went with them (the
- * caller no longer owns it). Only where compat.h's FR_FREE_TABLES says
- * the kernel lets a module free them.
+ * them off the mm's page-table bytes; with FR_FREE_OWN_RCU (compat.h)
+ * @buf goes with them. Only where compat.h's FR_FREE_TABLES says the
+ * kernel lets a module free them.
  */
-bool fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
+void fr_free_detached(struct mm_struct *mm, struct fr_copy_buf *buf,
 		      unsigned int n);
 
 #endif /* FASTREMAP_KFUNCS_H */

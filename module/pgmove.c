@@ -715,7 +715,7 @@ static noinline bool fr_copy_table(struct fr_reloc *m, pmd_t *old_pmd,
 	pmdval = READ_ONCE(*old_pmd);
 	if (!pmd_present(pmdval) || pmd_leaf(pmdval))
 		return false;
-	c = &m->copied[m->ncopied++];
+	c = &m->buf->c[m->ncopied++];
 	bitmap_zero(c->clean, PTRS_PER_PTE);
 	old = pte_offset_kernel(&pmdval, old_addr);
 	n = fr_copy_ptes(m, old, 0, split, new_pmd, new_addr,
@@ -743,7 +743,6 @@ static void fr_copy_begin(struct fr_reloc *m)
 	m->max_copied = 0;
 	m->want_copied = 0;
 	m->buf = NULL;
-	m->copied = NULL;
 }
 
 /*
@@ -760,7 +759,6 @@ static void fr_copy_reserve(struct fr_reloc *m)
 	kvfree(m->buf);
 	m->buf = kvmalloc(struct_size(m->buf, c, m->want_copied),
 			  GFP_KERNEL | __GFP_NOWARN);
-	m->copied = m->buf ? m->buf->c : NULL;
 	m->max_copied = m->buf ? m->want_copied : 0;
 }
 
@@ -768,7 +766,6 @@ static void fr_copy_end(struct fr_reloc *m)
 {
 	kvfree(m->buf);
 	m->buf = NULL;
-	m->copied = NULL;
 	m->max_copied = 0;
 }
 
@@ -785,7 +782,7 @@ static void fr_detach_tables(struct fr_reloc *m)
 	unsigned int k;
 
 	for (k = 0; k < m->ncopied; k++) {
-		c = &m->copied[k];
+		c = &m->buf->c[k];
 		pml = pmd_lockptr(m->mm, c->old_pmd);
 		if (pml != held) {
 			if (held)
@@ -825,7 +822,7 @@ static void fr_release_tables(struct fr_reloc *m, bool last)
 		return;
 	fr_hook_tables_copied(m->ncopied);
 	for (k = 0; k < m->ncopied; k++) {
-		c = &m->copied[k];
+		c = &m->buf->c[k];
 		old = pte_offset_kernel(&c->pmdval, c->old_addr);
 		split = (PMD_SIZE - (c->new_addr & ~PMD_MASK)) >> PAGE_SHIFT;
 		new0 = pte_offset_kernel(c->new_pmd[0], c->new_addr);
@@ -865,10 +862,10 @@ static void fr_free_copied(struct fr_reloc *m)
 {
 	if (!FR_FREE_TABLES || !m->ncopied)
 		return;
-	/* Taken with the tables: a later pass allocates its own. */
-	if (fr_free_detached(m->mm, m->buf, m->ncopied)) {
+	fr_free_detached(m->mm, m->buf, m->ncopied);
+	/* The module's own callback took @buf with the tables (compat.h). */
+	if (FR_FREE_OWN_RCU) {
 		m->buf = NULL;
-		m->copied = NULL;
 		m->max_copied = 0;
 	}
 	m->ncopied = 0;

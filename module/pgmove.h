@@ -81,7 +81,6 @@ struct fr_reloc {
 	 * whole source tables FR_PREPARE found for it.
 	 */
 	struct fr_copy_buf *buf;
-	struct fr_copied *copied;	/* buf->c */
 	unsigned int ncopied, max_copied, want_copied;
 #endif
 };
