@@ -121,6 +121,20 @@ static inline void kunmap_local(void *addr)
 #define FR_FREE_OWN_RCU 0
 #endif
 
+/*
+ * A PTE table allocated without hooking it in (fr_pte_alloc_one(),
+ * kfuncs.c), so that a move hooks in the destination tables only it can
+ * reach without __pte_alloc()'s PMD lock and counter update per table
+ * (pgmove.c, fr_new_table()): x86's pte_alloc_one() is its own,
+ * internal (symlist.h); elsewhere the generic inline, FR_HAVE_PTE_ALLOC_ONE
+ * (not with lock debugging, where it calls the unexported ptlock_alloc()).
+ */
+#if defined(CONFIG_X86_64) || defined(FR_HAVE_PTE_ALLOC_ONE)
+#define FR_PTE_ALLOC_ONE 1
+#else
+#define FR_PTE_ALLOC_ONE 0
+#endif
+
 /* Per-VMA locks (6.4+): write-lock a VMA before changing what it maps. */
 #if defined(FR_HAVE_VMA_START_WRITE)
 #define FR_PER_VMA_LOCK IS_ENABLED(CONFIG_PER_VMA_LOCK)

@@ -85,6 +85,9 @@ struct folio *fr_swap_cache_folio(swp_entry_t entry);
 /* Splits a locked large folio into small ones: split_folio(). */
 int fr_split_folio(struct folio *folio);
 
+/* A zeroed PTE table for a user @mm, not hooked in (pgalloc.c). */
+pgtable_t fr_pte_alloc_one(struct mm_struct *mm);
+
 /*
  * Frees the @n PTE tables in @buf the table-copying mover detached
  * (pgmove.c), once no lockless walker can still be in them, and takes

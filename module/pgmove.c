@@ -98,6 +98,70 @@ static void fr_allocated(struct fr_reloc *m, unsigned long addr,
 		m->table_in_source = true;
 }
 
+/*
+ * Whether the destination table for @new_addr maps addresses outside the
+ * destination VMA: then a neighbouring VMA's faults, UFFDIO_MOVE or zaps,
+ * which need only that VMA's lock, change its other entries under the
+ * table's lock, and so does the copy. A table inside the VMA is reached by
+ * nothing but this move (see fr_copy_table()).
+ */
+static inline bool fr_dst_shared(struct fr_reloc *m, unsigned long new_addr)
+{
+	unsigned long start = new_addr & PMD_MASK;
+
+	return start < m->new_vma->vm_start ||
+	       m->new_vma->vm_end - start < PMD_SIZE;
+}
+
+/*
+ * FR_PREPARE's destination PTE table at @pmd, for @addr. __pte_alloc()
+ * takes the PMD lock and adds to the mm's page-table bytes for every
+ * table, two atomic operations; most of a long move's destination tables
+ * are reached by nothing but the move, and need neither. A table whose
+ * PMD span lies inside the destination VMA is hooked in without the lock:
+ * what else populates a PMD entry (faults, GUP, the UFFDIO_ ioctls,
+ * khugepaged's collapse) does so for an address of a VMA it holds locked,
+ * and mmap_lock and the VMA write locks keep all of them out of this VMA
+ * until the move is over; khugepaged's retraction, which needs only the
+ * file's i_mmap_rwsem, clears entries under the PMD lock and never fills
+ * one, and an entry it clears after this store is a table it frees, as it
+ * would one __pte_alloc() hooked in (fr_relocate() prepares again). The
+ * tables are counted in one update per walk, fr_count_tables(). A table
+ * a neighbouring VMA shares goes through __pte_alloc(): its faults
+ * populate the same entry under the PMD lock.
+ */
+static int fr_new_table(struct fr_reloc *m, pmd_t *pmd, unsigned long addr)
+{
+#if FR_PTE_ALLOC_ONE
+	pgtable_t table;
+#endif
+
+	if (fr_hook_table_alloc_fails())
+		return -ENOMEM;
+#if FR_PTE_ALLOC_ONE
+	if (!fr_dst_shared(m, addr)) {
+		table = fr_pte_alloc_one(m->mm);
+		if (!table)
+			return -ENOMEM;
+		/* pmd_install()'s: the zeroed table is seen before its entry. */
+		smp_wmb();
+		pmd_populate(m->mm, pmd, table);
+		m->new_tables++;
+		return 0;
+	}
+#endif
+	return fr_call(__pte_alloc, m->mm, pmd);
+}
+
+/* mm_inc_nr_ptes() for each table fr_new_table() hooked in, in one update. */
+static void fr_count_tables(struct fr_reloc *m)
+{
+	if (m->new_tables && !FR_MUTANT(NEW_TABLE_UNCOUNTED))
+		atomic_long_add((long)m->new_tables * PTRS_PER_PTE *
+				sizeof(pte_t), &m->mm->pgtables_bytes);
+	m->new_tables = 0;
+}
+
 /* A huge PMD, or a non-present one (THP migration or swap entry). */
 static bool fr_pmd_is_huge(pmd_t pmd)
 {
@@ -657,21 +721,6 @@ static inline bool fr_copy_whole(unsigned long old_addr, unsigned long old_end)
 }
 
 /*
- * Whether the destination table for @new_addr maps addresses outside the
- * destination VMA: then a neighbouring VMA's faults, UFFDIO_MOVE or zaps,
- * which need only that VMA's lock, change its other entries under the
- * table's lock, and so does the copy. A table inside the VMA is reached by
- * nothing but this move (see fr_copy_table()).
- */
-static bool fr_dst_shared(struct fr_reloc *m, unsigned long new_addr)
-{
-	unsigned long start = new_addr & PMD_MASK;
-
-	return start < m->new_vma->vm_start ||
-	       m->new_vma->vm_end - start < PMD_SIZE;
-}
-
-/*
  * Moves the whole source table at @old_pmd (@old_addr PMD-aligned) by
  * copying; see above. The first @extent bytes go to @new_pmd's table, the
  * rest to the next destination table. Returns false, having changed
@@ -980,8 +1029,7 @@ static unsigned long __fr_hot __fr_page_aligned fr_walk(struct fr_reloc *m, enum
 			return old_addr;
 		}
 		if (pmd_none(*new_pmd)) {
-			if (mode == FR_MOVE || fr_hook_table_alloc_fails() ||
-			    fr_call(__pte_alloc, m->mm, new_pmd))
+			if (mode == FR_MOVE || fr_new_table(m, new_pmd, new_addr))
 				return old_addr;
 			fr_allocated(m, new_addr, PMD_SIZE);
 		}
@@ -1087,6 +1135,7 @@ unsigned long fr_relocate(struct fr_reloc *m, unsigned long old_addr,
 			m->spent = 0;
 			prepared = fr_walk(m, FR_PREPARE, done, old_end,
 					   new_addr + (done - old_addr));
+			fr_count_tables(m);
 		} while (m->table_in_source && prepared > done && ++pass < 8);
 		if (prepared == done)
 			break;	/* out of memory for page tables */

@@ -75,6 +75,7 @@ struct fr_reloc {
 	unsigned long src_start, src_end;
 	bool table_in_source;
 	unsigned long spent;	/* work done by this pass so far */
+	unsigned int new_tables;	/* tables hooked in, not yet counted */
 	u64 prof_t;	/* move_prof's clock (test builds) */
 #if FR_COPY_TABLES
 	/* Tables detached by this pass, room for how many, and how many

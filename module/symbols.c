@@ -37,6 +37,9 @@ DEFINE_STATIC_CALL_NULL(fr_sc___p4d_alloc, __p4d_alloc);
 DEFINE_STATIC_CALL_NULL(fr_sc___pud_alloc, __pud_alloc);
 DEFINE_STATIC_CALL_NULL(fr_sc___pmd_alloc, __pmd_alloc);
 DEFINE_STATIC_CALL_NULL(fr_sc___pte_alloc, __pte_alloc);
+#if defined(CONFIG_X86_64)
+DEFINE_STATIC_CALL_NULL(fr_sc_pte_alloc_one, pte_alloc_one);
+#endif
 #if defined(FR_HAVE_PTE_FREE_DEFER)
 DEFINE_STATIC_CALL_NULL(fr_sc_pte_free_defer, pte_free_defer);
 #endif
@@ -151,6 +154,9 @@ static const struct fr_fn fr_fns[] = {
 	FR_FN(__pud_alloc),
 	FR_FN(__pmd_alloc),
 	FR_FN(__pte_alloc),
+#if defined(CONFIG_X86_64)
+	FR_FN(pte_alloc_one),
+#endif
 #if defined(FR_HAVE_PTE_FREE_DEFER)
 	FR_FN(pte_free_defer),
 #endif

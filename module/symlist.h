@@ -23,6 +23,7 @@
 #ifdef __KERNEL__
 #include <linux/kallsyms.h>
 #include <linux/static_call.h>
+#include <asm/pgalloc.h>
 #include "compat.h"
 #endif
 
@@ -37,6 +38,10 @@ DECLARE_STATIC_CALL(fr_sc___p4d_alloc, __p4d_alloc);
 DECLARE_STATIC_CALL(fr_sc___pud_alloc, __pud_alloc);
 DECLARE_STATIC_CALL(fr_sc___pmd_alloc, __pmd_alloc);
 DECLARE_STATIC_CALL(fr_sc___pte_alloc, __pte_alloc);
+/* x86's own; the generic one is an inline (compat.h, FR_PTE_ALLOC_ONE). */
+#if defined(CONFIG_X86_64)
+DECLARE_STATIC_CALL(fr_sc_pte_alloc_one, pte_alloc_one);
+#endif
 #if defined(FR_HAVE_PTE_FREE_DEFER)
 DECLARE_STATIC_CALL(fr_sc_pte_free_defer, pte_free_defer);
 #endif
