@@ -53,11 +53,14 @@ static inline void fr_arch_flush_moved(struct vm_area_struct *vma,
 	fr_call(flush_tlb_mm_range, vma->vm_mm, start, end, PAGE_SHIFT, true);
 }
 
-/* Entries moved, no table freed (FASTREMAP_IOC_MOVE): leaf caches only. */
-static inline void fr_arch_flush_mm_range(struct mm_struct *mm,
-					  unsigned long start, unsigned long end)
+/*
+ * Entries moved, no table freed (FASTREMAP_IOC_MOVE): leaf caches only.
+ * @vma: any VMA of the mm.
+ */
+static inline void fr_arch_flush_entries(struct vm_area_struct *vma,
+					 unsigned long start, unsigned long end)
 {
-	fr_call(flush_tlb_mm_range, mm, start, end, PAGE_SHIFT, false);
+	fr_call(flush_tlb_mm_range, vma->vm_mm, start, end, PAGE_SHIFT, false);
 }
 
 /* A PMD table moves to @new_pud: a fresh entry, as mm/mremap.c makes it. */
@@ -183,15 +186,13 @@ fr_arch_flush_moved(struct vm_area_struct *vma, unsigned long start,
 }
 
 /*
- * The same without a VMA at hand: flush_tlb_range() reads only the VMA's
- * mm, as the kernel's own TLB_FLUSH_VMA() stand-ins rely on.
+ * The same for entries of several VMAs (FASTREMAP_IOC_MOVE): @vma is any
+ * VMA of the mm, as flush_tlb_range() reads only the VMA's mm.
  */
-static inline void fr_arch_flush_mm_range(struct mm_struct *mm,
-					  unsigned long start, unsigned long end)
+static inline void fr_arch_flush_entries(struct vm_area_struct *vma,
+					 unsigned long start, unsigned long end)
 {
-	struct vm_area_struct vma = { .vm_mm = mm };
-
-	fr_arch_flush_moved(&vma, start, end);
+	fr_arch_flush_moved(vma, start, end);
 }
 
 /*

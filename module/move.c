@@ -106,8 +106,10 @@ static struct vm_area_struct *fr_move_vma_at(struct fr_batch *b,
 			return vma;
 	}
 	vma = vma_lookup(b->mm, addr);
-	b->last_vma[1] = b->last_vma[0];
-	b->last_vma[0] = vma;
+	if (vma) {
+		b->last_vma[1] = b->last_vma[0];
+		b->last_vma[0] = vma;
+	}
 	return vma;
 }
 
@@ -486,7 +488,9 @@ static int fr_move_batch(struct fr_batch *b)
 			b->stats.flushes++;
 			b->lo = b->hi = 0;
 		} else if (b->hi > b->lo) {
-			fr_flush_moved(b->mm, b->lo, b->hi, &b->stats);
+			/* Something moved: the latest VMA found is set. */
+			fr_flush_moved(b->last_vma[0], b->lo, b->hi,
+				       &b->stats);
 			b->lo = b->hi = 0;
 		}
 		fr_prof_lap(&t, FR_PROF_FLUSH);

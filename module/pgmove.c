@@ -1267,9 +1267,9 @@ pmd_t *fr_table_prepare(struct mm_struct *mm, unsigned long addr, bool pte)
 	return pmd;
 }
 
-void fr_flush_moved(struct mm_struct *mm, unsigned long start,
+void fr_flush_moved(struct vm_area_struct *vma, unsigned long start,
 		    unsigned long end, struct fr_pt_stats *stats)
 {
-	fr_arch_flush_mm_range(mm, start, end);
+	fr_arch_flush_entries(vma, start, end);
 	stats->flushes++;
 }

@@ -144,8 +144,11 @@ void fr_lock2(spinlock_t *a, spinlock_t *b);
 void fr_lock2_unordered(spinlock_t *a, spinlock_t *b);
 void fr_unlock2(spinlock_t *a, spinlock_t *b);
 
-/* One range TLB flush for entries moved out of [start, end); no table freed. */
-void fr_flush_moved(struct mm_struct *mm, unsigned long start,
+/*
+ * One range TLB flush for entries moved out of [start, end), of @vma's mm
+ * (any VMA of it); no table freed.
+ */
+void fr_flush_moved(struct vm_area_struct *vma, unsigned long start,
 		    unsigned long end, struct fr_pt_stats *stats);
 
 #endif /* FASTREMAP_PGMOVE_H */
