@@ -128,9 +128,11 @@ static inline bool fr_dst_shared(struct fr_reloc *m, unsigned long new_addr)
  * would one __pte_alloc() hooked in (fr_relocate() prepares again). The
  * tables are counted in one update per walk, fr_count_tables(). A table
  * a neighbouring VMA shares goes through __pte_alloc(): its faults
- * populate the same entry under the PMD lock.
+ * populate the same entry under the PMD lock. Out of line, so that
+ * fr_walk() stays inside one page (hot.h).
  */
-static int fr_new_table(struct fr_reloc *m, pmd_t *pmd, unsigned long addr)
+static noinline int fr_new_table(struct fr_reloc *m, pmd_t *pmd,
+				unsigned long addr)
 {
 #if FR_PTE_ALLOC_ONE
 	pgtable_t table;
