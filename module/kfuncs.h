@@ -85,8 +85,13 @@ struct folio *fr_swap_cache_folio(swp_entry_t entry);
 /* Splits a locked large folio into small ones: split_folio(). */
 int fr_split_folio(struct folio *folio);
 
-/* A zeroed PTE table for a user @mm, not hooked in (pgalloc.c). */
-pgtable_t fr_pte_alloc_one(struct mm_struct *mm);
+/*
+ * __pte_alloc() without the PMD lock and the page-table count: a zeroed
+ * PTE table for a user @mm hooked in at @pmd, which must be empty and
+ * which the caller alone can reach (pgalloc.c). 0 or -ENOMEM. Only where
+ * compat.h's FR_PTE_ALLOC_ONE says a module can allocate one.
+ */
+int fr_pte_alloc_unlocked(struct mm_struct *mm, pmd_t *pmd);
 
 /*
  * Frees the @n PTE tables in @buf the table-copying mover detached

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A PTE table allocated without hooking it in: pte_alloc_one(), which
- * __pte_alloc() calls before it takes the PMD lock (compat.h,
+ * A PTE table hooked in without the PMD lock, where only the caller can
+ * reach the entry (pgmove.c, fr_new_table(), says when): pte_alloc_one(),
+ * which __pte_alloc() calls before it takes the lock (compat.h,
  * FR_PTE_ALLOC_ONE, says where a module can). x86's is an internal
  * function, called through its static call; elsewhere it is the generic
  * inline, whose page-table constructor on 7.x kernels skips the split
@@ -23,17 +24,23 @@
 #include "kfuncs.h"
 
 #if FR_PTE_ALLOC_ONE
-#if defined(CONFIG_X86_64)
-pgtable_t fr_pte_alloc_one(struct mm_struct *mm)
-{
-	return fr_call(pte_alloc_one, mm);
-}
-#else
+#if !defined(CONFIG_X86_64)
 struct mm_struct *fr_no_init_mm;
-
-pgtable_t fr_pte_alloc_one(struct mm_struct *mm)
-{
-	return pte_alloc_one(mm);
-}
 #endif
+
+int fr_pte_alloc_unlocked(struct mm_struct *mm, pmd_t *pmd)
+{
+#if defined(CONFIG_X86_64)
+	pgtable_t table = fr_call(pte_alloc_one, mm);
+#else
+	pgtable_t table = pte_alloc_one(mm);
+#endif
+
+	if (!table)
+		return -ENOMEM;
+	/* pmd_install()'s: the zeroed table is seen before its entry. */
+	smp_wmb();
+	pmd_populate(mm, pmd, table);
+	return 0;
+}
 #endif

@@ -134,24 +134,14 @@ static inline bool fr_dst_shared(struct fr_reloc *m, unsigned long new_addr)
 static noinline int fr_new_table(struct fr_reloc *m, pmd_t *pmd,
 				unsigned long addr)
 {
-#if FR_PTE_ALLOC_ONE
-	pgtable_t table;
-#endif
-
 	if (fr_hook_table_alloc_fails())
 		return -ENOMEM;
-#if FR_PTE_ALLOC_ONE
-	if (!fr_dst_shared(m, addr)) {
-		table = fr_pte_alloc_one(m->mm);
-		if (!table)
+	if (FR_PTE_ALLOC_ONE && !fr_dst_shared(m, addr)) {
+		if (fr_pte_alloc_unlocked(m->mm, pmd))
 			return -ENOMEM;
-		/* pmd_install()'s: the zeroed table is seen before its entry. */
-		smp_wmb();
-		pmd_populate(m->mm, pmd, table);
 		m->new_tables++;
 		return 0;
 	}
-#endif
 	return fr_call(__pte_alloc, m->mm, pmd);
 }
 
