@@ -277,12 +277,15 @@ static void *held_mover(void *arg)
 }
 
 /*
- * In a child: the move held after preparing, a write to a never-touched
- * source page meanwhile. Exit status: 0 the write waited, 1 it completed
+ * In a child: the move held after preparing, a write meanwhile to a
+ * never-touched source page, or (@dst) to a destination page, in a table
+ * FR_PREPARE hooked in without the PMD lock because only the move can
+ * reach it: a PTE-level move, whose second destination table lies inside
+ * the destination VMA. Exit status: 0 the write waited, 1 it completed
  * during the hold, 2 set-up failed, 3 the move never reached the hold,
  * 4 the move failed, 5 the write never completed.
  */
-static int held_child(void)
+static int held_child(int dst)
 {
 	struct t_area a, b;
 	pthread_t tf, tm;
@@ -307,15 +310,17 @@ static int held_child(void)
 		return 2;
 	held_src = t_map_aligned(HLEN, PMD_SZ, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
-	held_dst = t_pick(HLEN, PMD_SZ, &b);
+	held_dst = t_pick(HLEN + PMD_SZ, PMD_SZ, &b);
 	if (!held_src || !held_dst)
 		return 2;
+	if (dst)
+		held_dst += PG;
 	madvise(held_src, HLEN, MADV_NOHUGEPAGE);
 	/* An anon_vma, and every page but one present. */
 	for (size_t k = 0; k < HLEN / PG; k++)
 		if (k != 1)
 			t_pattern_page((uint64_t *)(held_src + k * PG), 82, k);
-	held_page = held_src + PG;
+	held_page = dst ? held_dst + PMD_SZ + 3 * PG : held_src + PG;
 	if (t_write_str(HOLD, "1") || pthread_create(&tm, NULL, held_mover, NULL))
 		return 2;
 	t0 = t_now();
@@ -348,14 +353,16 @@ static int held_child(void)
 	return atomic_load(&hf_done) ? 0 : 5;
 }
 
-static void held_case(void)
+static void held_case(int dst)
 {
 	static const char *const why[] = {
 		"", ": it completed during the hold", ": set-up failed",
 		": the move never reached the hold", ": the move failed",
 		": the write never completed",
 	};
-	const char *d = "a fault on a never-touched source page waits while a REMAP is held";
+	const char *d = dst ?
+		"a fault in a destination table hooked in without the PMD lock waits while a REMAP is held" :
+		"a fault on a never-touched source page waits while a REMAP is held";
 	char b[16];
 	pid_t pid;
 	int st = -1;
@@ -366,7 +373,7 @@ static void held_case(void)
 	}
 	pid = fork();
 	if (pid == 0)
-		_exit(held_child());
+		_exit(held_child(dst));
 	waitpid(pid, &st, 0);
 	t_write_str(HOLD, "0");
 	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s%s", d,
@@ -406,7 +413,8 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return tap_done();
 	kbad = klog_bad();
-	held_case();
+	held_case(0);
+	held_case(1);
 	for (size_t r = 0; r < ARRAY_SIZE(runs); r++) {
 		static const char *const why[] = {
 			"", "a write was lost or a page corrupted", "cannot map",
