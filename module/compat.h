@@ -122,12 +122,12 @@ static inline void kunmap_local(void *addr)
 #endif
 
 /*
- * A PTE table allocated without hooking it in (fr_pte_alloc_one(),
- * kfuncs.c), so that a move hooks in the destination tables only it can
- * reach without __pte_alloc()'s PMD lock and counter update per table
- * (pgmove.c, fr_new_table()): x86's pte_alloc_one() is its own,
- * internal (symlist.h); elsewhere the generic inline, FR_HAVE_PTE_ALLOC_ONE
- * (not with lock debugging, where it calls the unexported ptlock_alloc()).
+ * A PTE table allocated by pte_alloc_one(), so that a move hooks in the
+ * destination tables only it can reach without __pte_alloc()'s PMD lock
+ * and counter update per table (pgmove.c, fr_new_table(); pgalloc.c):
+ * x86's pte_alloc_one() is its own, internal (symlist.h); elsewhere the
+ * generic inline, FR_HAVE_PTE_ALLOC_ONE (not with lock debugging, where
+ * it calls the unexported ptlock_alloc()).
  */
 #if defined(CONFIG_X86_64) || defined(FR_HAVE_PTE_ALLOC_ONE)
 #define FR_PTE_ALLOC_ONE 1
