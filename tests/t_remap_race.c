@@ -249,6 +249,9 @@ static int child(int skew, int neighbours)
 #define HOLD_WAIT	2.0	/* s a held fault is given to complete */
 #define HLEN		(4 * SZ_1M)
 
+/* The held move's length: with a destination table inside it (@dst). */
+static size_t held_len;
+
 static char *held_page;
 static atomic_int hf_go, hf_started, hf_done, hf_faulted;
 static char *held_src, *held_dst;
@@ -271,7 +274,7 @@ static void *held_faulter(void *arg)
 static void *held_mover(void *arg)
 {
 	(void)arg;
-	atomic_store(&held_ret, (long)t_remap(fd, held_src, HLEN, HLEN,
+	atomic_store(&held_ret, (long)t_remap(fd, held_src, held_len, held_len,
 					    MREMAP_MAYMOVE | MREMAP_FIXED, held_dst, NULL));
 	return NULL;
 }
@@ -283,7 +286,8 @@ static void *held_mover(void *arg)
  * reach it: a PTE-level move, whose second destination table lies inside
  * the destination VMA. Exit status: 0 the write waited, 1 it completed
  * during the hold, 2 set-up failed, 3 the move never reached the hold,
- * 4 the move failed, 5 the write never completed.
+ * 4 the move failed, 5 the write never completed, 6 the destination's
+ * write faulted.
  */
 static int held_child(int dst)
 {
@@ -308,16 +312,18 @@ static int held_child(int dst)
 	sched_yield();
 	if (mlockall(MCL_CURRENT))
 		return 2;
-	held_src = t_map_aligned(HLEN, PMD_SZ, PROT_READ | PROT_WRITE,
+	/* 4 MiB; with 16 KiB pages (32 MiB PTE tables) three tables. */
+	held_len = dst && 3 * PMD_SZ > HLEN ? 3 * PMD_SZ : HLEN;
+	held_src = t_map_aligned(held_len, PMD_SZ, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &a);
-	held_dst = t_pick(HLEN + PMD_SZ, PMD_SZ, &b);
+	held_dst = t_pick(held_len + PMD_SZ, PMD_SZ, &b);
 	if (!held_src || !held_dst)
 		return 2;
 	if (dst)
 		held_dst += PG;
-	madvise(held_src, HLEN, MADV_NOHUGEPAGE);
+	madvise(held_src, held_len, MADV_NOHUGEPAGE);
 	/* An anon_vma, and every page but one present. */
-	for (size_t k = 0; k < HLEN / PG; k++)
+	for (size_t k = 0; k < held_len / PG; k++)
 		if (k != 1)
 			t_pattern_page((uint64_t *)(held_src + k * PG), 82, k);
 	held_page = dst ? held_dst + PMD_SZ + 3 * PG : held_src + PG;
@@ -341,7 +347,7 @@ static int held_child(int dst)
 	pthread_join(tf, NULL);
 	printf("# held REMAP: hold %s, the write %s during the hold, then %s; the move %s\n",
 	       reached ? "reached" : "never reached", during ? "completed" : "waited",
-	       atomic_load(&hf_faulted) ? "faulted (the source was gone)" : "completed",
+	       atomic_load(&hf_faulted) ? "faulted" : "completed",
 	       atomic_load(&held_ret) == (long)held_dst ? "succeeded" : "failed");
 	fflush(stdout);
 	if (!reached)
@@ -350,7 +356,10 @@ static int held_child(int dst)
 		return 4;
 	if (during)
 		return 1;
-	return atomic_load(&hf_done) ? 0 : 5;
+	if (!atomic_load(&hf_done))
+		return 5;
+	/* Once the move is over the destination page is there: the write lands. */
+	return dst && atomic_load(&hf_faulted) ? 6 : 0;
 }
 
 static void held_case(int dst)
@@ -359,6 +368,7 @@ static void held_case(int dst)
 		"", ": it completed during the hold", ": set-up failed",
 		": the move never reached the hold", ": the move failed",
 		": the write never completed",
+		": the write faulted (its page is not in the destination)",
 	};
 	const char *d = dst ?
 		"a fault in a destination table hooked in without the PMD lock waits while a REMAP is held" :
