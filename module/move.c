@@ -542,58 +542,16 @@ static int fr_move_put_result(void __user *uarg, const struct fastremap_move *re
 			   (const char *)req + FR_MOVE_OUT, FR_MOVE_OUT_LEN);
 }
 
-/*
- * Sets every field of @b, one by one: "= {}" zeroes the whole struct with
- * a memset() call per ioctl on arm64, a cost a batch of one pays in full.
- * A field added to struct fr_batch is set here.
- */
-static __always_inline void fr_batch_init(struct fr_batch *b,
-					  const struct fastremap_move_vec *v,
-					  u32 count, u32 flags)
-{
-	b->mm = current->mm;
-	b->v = v;
-	b->count = count;
-	b->flags = flags;
-	b->anon_vma = NULL;
-	b->i = 0;
-	b->off = 0;
-	b->end_i = 0;
-	b->end_off = 0;
-	b->prep_i = 0;
-	b->prep_off = 0;
-	b->lo = 0;
-	b->hi = 0;
-	b->last_vma[0] = NULL;
-	b->last_vma[1] = NULL;
-	b->src_pmd = (struct fr_pmd_cache){};
-	b->dst_pmd = (struct fr_pmd_cache){};
-	b->wait = NULL;
-	/* Field by field: a compound literal this size is a memset() call too. */
-	b->stats.pud = 0;
-	b->stats.pmd = 0;
-	b->stats.thp = 0;
-	b->stats.pte = 0;
-	b->stats.flushes = 0;
-	b->stats.contpte = 0;
-	b->stats.contpte_unfolded = 0;
-	b->split = 0;
-}
-/* A field added to either struct changes its size: set it above. */
-static_assert(sizeof(struct fr_batch) == 216);
-static_assert(sizeof(struct fr_pt_stats) == 7 * sizeof(u64));
-
 long fr_ioctl_move(struct file *file, void __user *uarg)
 {
 	/*
 	 * Small batches (a single move, most often) need no allocation.
-	 * None of these is read before it is written (fr_copy_request()
-	 * writes all of @req, fr_batch_init() all of @b): not zeroed first,
-	 * per call.
+	 * Neither is read before it is written (fr_copy_request() writes
+	 * all of @req): not zeroed first, per call.
 	 */
 	struct fastremap_move_vec small[FR_MOVE_SMALL] __uninitialized;
 	struct fastremap_move req __uninitialized;
-	struct fr_batch b __uninitialized;
+	struct fr_batch b = {};
 	struct fastremap_move_vec *v = small;
 	unsigned long req_start;
 	bool kept = false;
@@ -632,7 +590,10 @@ long fr_ioctl_move(struct file *file, void __user *uarg)
 	if (ret)
 		goto out;
 
-	fr_batch_init(&b, v, req.count, req.flags);
+	b.mm = current->mm;
+	b.v = v;
+	b.count = req.count;
+	b.flags = req.flags;
 	if (mmap_write_lock_killable(b.mm)) {
 		ret = -EINTR;
 		goto out;

@@ -27,7 +27,6 @@ struct fr_pmd_cache {
 	pmd_t *pmd;
 };
 
-/* fr_batch_init() (move.c) sets every field: a new one is set there. */
 struct fr_batch {
 	struct mm_struct *mm;
 	const struct fastremap_move_vec *v;
