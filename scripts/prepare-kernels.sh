@@ -277,13 +277,25 @@ make_bullseye() {
 		fr_die "bullseye: linux-headers-amd64 is not in bullseye or bullseye-security any more"
 }
 
+# Empty where apt does not know bullseye's own linux-headers-amd64.
+bullseye_abi() {
+	{ fr_in_root bullseye apt-cache show linux-headers-amd64/bullseye 2>/dev/null || true; } |
+		sed -n 's/^Depends: linux-headers-\(.*\)-amd64 .*/\1/p' | head -n 1
+}
+
 # bullseye-security's arm64 packages are not on this machine's mirror
 # (404): the arm64 lane boots bullseye's own point-release kernel, whose
 # headers' common half goes into the chroot beside the amd64 kernel's.
 make_bullseye_arm64() {
 	local abi
-	abi=$(fr_in_root bullseye apt-cache show linux-headers-amd64/bullseye |
-		sed -n 's/^Depends: linux-headers-\(.*\)-amd64 .*/\1/p' | head -n 1)
+	abi=$(bullseye_abi)
+	if [ -z "$abi" ]; then
+		# A chroot mmdebstrap just made has no package lists (its
+		# cleanup removes them): apt-cache knows only what is installed.
+		fr_in_root bullseye apt-get update -q >/dev/null ||
+			fr_die "bullseye chroot: apt-get update failed"
+		abi=$(bullseye_abi)
+	fi
 	[ -n "$abi" ] || fr_die "bullseye: no linux-headers-amd64 in bullseye itself"
 	if ! fr_in_root bullseye dpkg-query -W "linux-headers-$abi-common" >/dev/null 2>&1; then
 		fr_log "bullseye chroot: adding linux-headers-$abi-common (the arm64 kernel's)"
