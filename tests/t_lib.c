@@ -751,6 +751,22 @@ static const char *s_r_misaligned_4m(char *ar, struct args *a)
 	return src_at(ar, a, 0, 4 * MIB);
 }
 
+/* A whole PTE table moved PTE by PTE by mremap(2), in two extents. */
+static const char *s_r_table_2m(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB + 4 * KIB;
+	return src_at(ar, a, 0, 2 * MIB);
+}
+
+/* As much, over two PTE tables, neither of them whole. */
+static const char *s_r_no_table_2m(char *ar, struct args *a)
+{
+	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	a->new_addr = ar + 16 * MIB + 8 * KIB;
+	return src_at(ar, a, 4 * KIB, 2 * MIB);
+}
+
 static const char *s_r_both_misaligned_4m(char *ar, struct args *a)
 {
 	a->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
@@ -866,8 +882,13 @@ static const struct tcase cases[] = {
 	{ "routing: 64 KiB DONTUNMAP to a FIXED address", s_r_dontunmap_small, E_ROUTED, -1, -1, 0, 1, 1 },
 	{ "routing: grow 64 -> 128 KiB, blocked: mremap(2) moves it", s_r_grow_small_blocked,
 	  E_ROUTED, -1, -1, 0, 1, 2 },
-	{ "routing: 4 MiB to an address misaligned by 4 KiB", s_r_misaligned_4m,
-	  E_ROUTED, -1, -1, 0, 1, 4 },
+	{ "routing: 2 MiB over two PTE tables, neither whole, misaligned", s_r_no_table_2m,
+	  E_ROUTED, -1, -1, 0, 1, 3 },
+	/* PTE by PTE over a whole PTE table: the module copies the table. */
+	{ "routing: 2 MiB, a whole PTE table, misaligned by 4 KiB: the module", s_r_table_2m,
+	  E_MOVE, 512, 0, 1, 1, 2 },
+	{ "routing: 4 MiB to an address misaligned by 4 KiB: the module", s_r_misaligned_4m,
+	  E_MOVE, 1024, 0, 1, 1, 4 },
 	{ "routing: 8 MiB PMD-aligned", s_fixed_aligned, E_ROUTED, -1, -1, 0, 1, 4 },
 	{ "routing: grow 4 -> 8 MiB, blocked: mremap(2) moves it", s_grow_blocked,
 	  E_ROUTED, -1, -1, 0, 1, 4 },

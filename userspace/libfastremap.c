@@ -102,7 +102,8 @@ _Static_assert(ATOMIC_LONG_LOCK_FREE == 2,
  * interleaved in one process, 301 of each (bench/README.md, "Routing"):
  * the module's fixed cost per call (the ioctl, copying the request in
  * and out, its checks) made it 1-12% slower than mremap(2) up to 4
- * extents, and 2-6% faster from 5 on.
+ * extents, and 2-6% faster from 5 on. Except a move PTE by PTE over a
+ * whole PTE table, which the module copies (fr_pte_whole_table()).
  */
 #define FR_ROUTE_MAX_EXTENTS	4u
 /* Structures passed in are at most a page, as the module's are. */
@@ -828,6 +829,28 @@ static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t ne
 	return 1 + fr_cuts(old, len, pmd) + fr_cuts(new, len, pmd);
 }
 
+/*
+ * Whether a MREMAP_FIXED move is one mremap(2) makes PTE by PTE (the
+ * destination not congruent with the source modulo a PTE table's span)
+ * over a source holding a whole PTE table, which the module copies with
+ * no atomic per entry (the table-copying mover, module/pgmove.c).
+ * Counted (bench/README.md, "Counted at PTE level"): from one such table
+ * on, the module executes fewer instructions, loads, stores, atomics and
+ * TLB invalidations than mremap(2), each, however few extents mremap(2)
+ * takes. Only for a move fr_mremap_extents() estimated: no overflow.
+ */
+static int fr_pte_whole_table(uintptr_t old_addr, size_t old_size, size_t new_size,
+			      int flags, uintptr_t new_addr)
+{
+	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg;
+	uint64_t len = old_size < new_size ? old_size : new_size;
+	uint64_t old = old_addr, new = new_addr;
+
+	if (!(flags & MREMAP_FIXED) || old % pmd == new % pmd)
+		return 0;
+	return (old + pmd - 1) / pmd * pmd + pmd <= old + len;
+}
+
 enum fr_route {
 	FR_ROUTE_MODULE,	/* ask the module */
 	FR_ROUTE_MREMAP,	/* call mremap(2) with the caller's arguments */
@@ -850,7 +873,8 @@ struct fr_routing {
 /*
  * Which calls the module would only make slower (fastremap_remap(3),
  * ROUTING): those that move nothing, and moves mremap(2) makes in at
- * most FR_ROUTE_MAX_EXTENTS extents. A growth that may happen in place
+ * most FR_ROUTE_MAX_EXTENTS extents, unless PTE by PTE over a whole PTE
+ * table (fr_pte_whole_table()). A growth that may happen in place
  * (no MREMAP_FIXED) is first tried in place: the module declines that
  * case, and declining cost an ioctl, a write lock of mmap_lock and its
  * checks on top of mremap(2). Whole PUD entries count as one extent each
@@ -889,7 +913,8 @@ static inline void fr_route(uintptr_t old, size_t old_size, size_t new_size,
 	rt->pud = FR_PUD_AS_SAID;
 	ext = fr_mremap_extents(old, old_size, new_size, flags, new, &rt->pud);
 	rt->ext = ext;
-	if (ext && ext <= FR_ROUTE_MAX_EXTENTS) {
+	if (ext && ext <= FR_ROUTE_MAX_EXTENTS &&
+	    !fr_pte_whole_table(old, old_size, new_size, flags, new)) {
 		rt->reason = FASTREMAP_REASON_FEW_EXTENTS;
 		rt->route = FR_ROUTE_MREMAP;
 		return;
