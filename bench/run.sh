@@ -150,7 +150,7 @@ chart() {
 		fr_log "warning: gnuplot missing (scripts/deps.sh installs gnuplot-nox): no chart"
 		return 0
 	fi
-	gnuplot -e "datafile='$LOGDIR/$name.dat'; ${extra}outfile='$base.png'; kernel='$kernel'; timing='$(sed -n 's/^# timing: //p' "$base.log")'" \
+	gnuplot -e "datafile='$LOGDIR/$name.dat'; ${extra}outfile='$base.png'; kernel='$kernel'; timing='$(sed -n 's/^# timing: //p' "$base.log" 2>/dev/null)'" \
 		"$gp" 2>"$LOGDIR/$name.gnuplot.log" ||
 		{ cat "$LOGDIR/$name.gnuplot.log" >&2; fr_log "warning: no chart"; }
 }
@@ -158,7 +158,7 @@ chart() {
 # check_sweep PREFIX LOG [PLUGIN_OUT]: the sweep's CSV of a run's log
 # (RESULTS/<kernel>-sweep.csv and .log), checked, then its table (.md,
 # the terminal), chart (.png) and, counted, per-move counts
-# (<kernel>-sweep-counts.csv).
+# (<kernel>-sweep-counts.csv) and their chart (<kernel>-sweep-counts.png).
 check_sweep() {
 	local log=$2 kernel base csv table
 	kernel=$(sed -n 's/^# kernel: //p' "$log" | head -n 1)
@@ -185,6 +185,11 @@ check_sweep() {
 			check "$1every timed sweep move counted" \
 				"$([ "$(awk -F, 'NR > 1 && $7 == 0' "$table" | wc -l)" = \
 				    "$(awk -F, 'NR > 1 && $6 == 0' "$base-counts.csv" | wc -l)" ] && echo 1)"
+			awk -F, -v dat="$LOGDIR/$kernel-sweep-counts.dat" \
+				-f "$BENCH/sweep-counts-plotdata.awk" "$base-counts.csv" \
+				>"$LOGDIR/$kernel-sweep-counts.plt"
+			chart "$BENCH/sweep-counts.gp" "$kernel-sweep-counts" "$base-counts" "$kernel" \
+				"cmds='$LOGDIR/$kernel-sweep-counts.plt'; "
 		fi
 	fi
 	awk -F, -v dat="$LOGDIR/$kernel-sweep.dat" -f "$BENCH/sweep-plotdata.awk" "$csv" \
