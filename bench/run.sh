@@ -185,8 +185,8 @@ check_sweep() {
 			check "$1every timed sweep move counted" \
 				"$([ "$(awk -F, 'NR > 1 && $7 == 0' "$table" | wc -l)" = \
 				    "$(awk -F, 'NR > 1 && $6 == 0' "$base-counts.csv" | wc -l)" ] && echo 1)"
-			awk -F, -v dat="$LOGDIR/$kernel-sweep-counts.dat" \
-				-f "$BENCH/sweep-counts-plotdata.awk" "$base-counts.csv" \
+			awk -F, -v dat="$LOGDIR/$kernel-sweep-counts.dat" -v counts=1 \
+				-f "$BENCH/sweep-plotdata.awk" "$base-counts.csv" \
 				>"$LOGDIR/$kernel-sweep-counts.plt"
 			chart "$BENCH/sweep-counts.gp" "$kernel-sweep-counts" "$base-counts" "$kernel" \
 				"cmds='$LOGDIR/$kernel-sweep-counts.plt'; "

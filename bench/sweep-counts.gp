@@ -4,7 +4,7 @@
 # and the TLB invalidations, against size, one line per level and
 # contender, log-log. Exact counts of the counting plugin, not times.
 # gnuplot -e "datafile='X.dat'; cmds='X.plt'; outfile='X.png'; kernel='...'" bench/sweep-counts.gp
-# X.dat and X.plt come from bench/sweep-counts-plotdata.awk.
+# X.dat and X.plt come from bench/sweep-plotdata.awk (counts=1).
 if (!exists("timing")) timing = ""
 load cmds
 set terminal pngcairo size 1280,1600 font "sans,10" noenhanced
