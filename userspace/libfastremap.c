@@ -839,16 +839,17 @@ static uint64_t fr_mremap_extents(uintptr_t old_addr, size_t old_size, size_t ne
  * TLB invalidations than mremap(2), each, however few extents mremap(2)
  * takes. Only for a move fr_mremap_extents() estimated: no overflow.
  */
-static int fr_pte_whole_table(uintptr_t old_addr, size_t old_size, size_t new_size,
-			      int flags, uintptr_t new_addr)
+static inline int fr_pte_whole_table(uintptr_t old_addr, size_t old_size, size_t new_size,
+				     int flags, uintptr_t new_addr)
 {
 	uint64_t pg = fr_page_size(), pmd = pg / 8 * pg;
-	uint64_t len = old_size < new_size ? old_size : new_size;
 	uint64_t old = old_addr, new = new_addr;
 
-	if (!(flags & MREMAP_FIXED) || old % pmd == new % pmd)
+	/* Most routed moves are smaller than a table: one comparison. */
+	if (old_size < pmd || !(flags & MREMAP_FIXED) || !((old ^ new) & (pmd - 1)))
 		return 0;
-	return (old + pmd - 1) / pmd * pmd + pmd <= old + len;
+	return ((old + pmd - 1) & ~(pmd - 1)) + pmd <=
+	       old + (old_size < new_size ? old_size : new_size);
 }
 
 enum fr_route {
