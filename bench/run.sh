@@ -188,8 +188,8 @@ check_sweep() {
 			awk -F, -v dat="$LOGDIR/$kernel-sweep-counts.dat" -v counts=1 \
 				-f "$BENCH/sweep-plotdata.awk" "$base-counts.csv" \
 				>"$LOGDIR/$kernel-sweep-counts.plt"
-			chart "$BENCH/sweep-counts.gp" "$kernel-sweep-counts" "$base-counts" "$kernel" \
-				"cmds='$LOGDIR/$kernel-sweep-counts.plt'; "
+			chart "$BENCH/sweep.gp" "$kernel-sweep-counts" "$base-counts" "$kernel" \
+				"counts=1; cmds='$LOGDIR/$kernel-sweep-counts.plt'; "
 		fi
 	fi
 	awk -F, -v dat="$LOGDIR/$kernel-sweep.dat" -f "$BENCH/sweep-plotdata.awk" "$csv" \

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# The size sweep's chart data: the timed chart's (bench/sweep.gp) from
-# KERNEL-sweep.csv, or with -v counts=1 the counted chart's
-# (bench/sweep-counts.gp) from KERNEL-sweep-counts.csv.
+# The size sweep's chart data (bench/sweep.gp): the timed chart's from
+# KERNEL-sweep.csv, or with -v counts=1 the counted chart's from
+# KERNEL-sweep-counts.csv.
 # Usage: awk -F, -v dat=FILE [-v counts=1] -f sweep-plotdata.awk CSV > PLOT_CMDS
 # Writes into FILE one block per level and contender, blocks apart by two
 # blank lines, and prints gnuplot's commands, the plot commands of the
